@@ -1,0 +1,91 @@
+import type { ExecutionResult, GraphQLSchema } from 'graphql';
+
+/** A header sent to the remote: a literal value, or one read from the environment at call time. */
+export type RemoteSchemaHeader =
+  | { name: string; value: string }
+  | { name: string; value_from_env: string };
+
+export interface TypeNamesCustomization {
+  prefix?: string;
+  suffix?: string;
+  /** Original type name -> new name. Wins over prefix/suffix. */
+  mapping?: Record<string, string>;
+}
+
+export interface FieldNamesCustomization {
+  /** The original (remote) name of the type whose fields are renamed. */
+  parent_type: string;
+  prefix?: string;
+  suffix?: string;
+  mapping?: Record<string, string>;
+}
+
+export interface RemoteSchemaCustomization {
+  root_fields_namespace?: string;
+  type_names?: TypeNamesCustomization;
+  field_names?: FieldNamesCustomization[];
+}
+
+/** RemoteSchemaDef (SPEC 2.4, CONTRACT 5), as stored in metadata (defaults not filled in). */
+export interface RemoteSchemaDefinition {
+  url?: string;
+  url_from_env?: string;
+  headers?: RemoteSchemaHeader[];
+  /** @default false */
+  forward_client_headers?: boolean;
+  /** @default 60 */
+  timeout_seconds?: number;
+  customization?: RemoteSchemaCustomization;
+}
+
+export interface RemoteSchemaEntry {
+  name: string;
+  definition: RemoteSchemaDefinition;
+}
+
+/** Stable codes; the metadata API maps them to HTTP 400 bodies. */
+export type RemoteSchemaErrorCode = 'remote-schema-error' | 'invalid-params' | 'invalid-configuration';
+
+/** Why one remote could not be part of a schema. */
+export interface RemoteSchemaProblem {
+  name: string;
+  code: RemoteSchemaErrorCode;
+  /** Human-readable, e.g. `Inconsistent object: Duplicate remote field 'user'`. */
+  message: string;
+}
+
+/** A candidate state computed by `plan()`: nothing is live until `commit()`. */
+export interface RegistryPlan {
+  readonly schema: GraphQLSchema;
+  /** Remotes of the desired state that could not be included, in the order given. */
+  readonly problems: readonly RemoteSchemaProblem[];
+}
+
+export interface PlanOptions {
+  /**
+   * Remotes to introspect again even when their definition did not change (`reload_remote_schema`,
+   * `reload_metadata`). `'all'` reloads every remote. Remotes whose definition changed, and remotes
+   * not loaded yet, are always introspected.
+   */
+  reload?: Iterable<string> | 'all';
+}
+
+export interface RemoteSchemaRegistry {
+  /** The live schema (local schema + every consistent remote). */
+  readonly schema: GraphQLSchema;
+  /** Called after every swap of the live schema (commit or a background retry that succeeded). */
+  onSchemaChange(listener: (schema: GraphQLSchema) => void): () => void;
+  /**
+   * Computes the schema for the desired list of remotes, in order; a remote that clashes with an
+   * earlier one (or the local schema) is reported as a problem with `invalid-configuration`.
+   * Never changes the live state.
+   */
+  plan(desired: readonly RemoteSchemaEntry[], options?: PlanOptions): Promise<RegistryPlan>;
+  /** Makes a plan live: swaps the schema; remotes whose problem is `remote-schema-error` are retried in the background. */
+  commit(plan: RegistryPlan): void;
+  /** Remotes of the live state that are not part of the schema, with the reason. */
+  problems(): readonly RemoteSchemaProblem[];
+  /** The raw introspection result of a remote of the live state (`introspect_remote_schema`). */
+  introspect(name: string): Promise<ExecutionResult>;
+  dispose(): Promise<void>;
+}
