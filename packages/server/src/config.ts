@@ -1,0 +1,224 @@
+/**
+ * Command-line flags and environment variables of `svc-graphql serve` (CONTRACT 2).
+ * Every flag has an environment variable; the flag wins.
+ */
+
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+
+const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug'];
+
+/** The server's configuration, as read from flags and environment; nothing validated beyond syntax. */
+export interface ServeConfig {
+  host: string;
+  port: number;
+  databaseUrl: string;
+  adminSecret?: string;
+  jwtSecret?: string;
+  unauthorizedRole?: string;
+  enableRemoteSchemaPermissions: boolean;
+  logLevel: LogLevel;
+  /** Where each setting came from (`--flag` or `ENV_VAR`), so errors can name it. */
+  sources: Partial<Record<SettingName, string>>;
+}
+
+export type SettingName =
+  | 'host'
+  | 'port'
+  | 'databaseUrl'
+  | 'adminSecret'
+  | 'jwtSecret'
+  | 'unauthorizedRole'
+  | 'enableRemoteSchemaPermissions'
+  | 'logLevel';
+
+interface Setting {
+  name: SettingName;
+  flag: string;
+  env: string;
+  /** Boolean flags may be given without a value. */
+  boolean?: true;
+}
+
+const SETTINGS: readonly Setting[] = [
+  { name: 'host', flag: '--server-host', env: 'SVC_GRAPHQL_SERVER_HOST' },
+  { name: 'port', flag: '--server-port', env: 'SVC_GRAPHQL_SERVER_PORT' },
+  { name: 'databaseUrl', flag: '--database-url', env: 'SVC_GRAPHQL_DATABASE_URL' },
+  { name: 'adminSecret', flag: '--admin-secret', env: 'SVC_GRAPHQL_ADMIN_SECRET' },
+  { name: 'jwtSecret', flag: '--jwt-secret', env: 'SVC_GRAPHQL_JWT_SECRET' },
+  { name: 'unauthorizedRole', flag: '--unauthorized-role', env: 'SVC_GRAPHQL_UNAUTHORIZED_ROLE' },
+  {
+    name: 'enableRemoteSchemaPermissions',
+    flag: '--enable-remote-schema-permissions',
+    env: 'SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS',
+    boolean: true,
+  },
+  { name: 'logLevel', flag: '--log-level', env: 'SVC_GRAPHQL_LOG_LEVEL' },
+];
+
+export const DEFAULT_DATABASE_URL = 'file:./.svc-graphql/metadata.json';
+
+/**
+ * A configuration problem. `setting` is the flag or environment variable at fault, as the user
+ * typed it; the CLI prints `Fatal error: <setting>: <message>` and exits with status 1.
+ */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export type CliCommand = { command: 'serve'; config: ServeConfig } | { command: 'help' } | { command: 'version' };
+
+export const USAGE = `Usage: svc-graphql [--database-url URL] serve [flags]
+
+Flags (each also read from its environment variable; the flag wins):
+  --server-host HOST                    SVC_GRAPHQL_SERVER_HOST          (default 127.0.0.1)
+  --server-port PORT                    SVC_GRAPHQL_SERVER_PORT          (default 8080, 0 = any free port)
+  --database-url URL                    SVC_GRAPHQL_DATABASE_URL         (default ${DEFAULT_DATABASE_URL})
+  --admin-secret SECRET                 SVC_GRAPHQL_ADMIN_SECRET
+  --jwt-secret JSON                     SVC_GRAPHQL_JWT_SECRET
+  --unauthorized-role ROLE              SVC_GRAPHQL_UNAUTHORIZED_ROLE
+  --enable-remote-schema-permissions    SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS (true/false)
+  --log-level error|warn|info|debug     SVC_GRAPHQL_LOG_LEVEL            (default info)
+`;
+
+/**
+ * Reads `svc-graphql [--database-url URL] serve [flags]`. Throws {@link ConfigError} naming the flag
+ * or variable for anything it cannot accept.
+ */
+export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): CliCommand {
+  const flags = new Map<SettingName, { flag: string; value: string }>();
+  let command: string | undefined;
+
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') continue;
+    if (arg === '--help' || arg === '-h') return { command: 'help' };
+    if (arg === '--version') return { command: 'version' };
+    if (!arg.startsWith('-')) {
+      if (command !== undefined) throw new ConfigError(arg, `unexpected argument after "${command}"`);
+      if (arg !== 'serve' && arg !== 'help' && arg !== 'version') {
+        throw new ConfigError(arg, 'unknown command (expected "serve")');
+      }
+      command = arg;
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const flag = eq === -1 ? arg : arg.slice(0, eq);
+    const setting = SETTINGS.find((s) => s.flag === flag);
+    if (!setting) throw new ConfigError(flag, 'unknown flag');
+    let value: string;
+    if (eq !== -1) {
+      value = arg.slice(eq + 1);
+    } else if (setting.boolean) {
+      const next = argv[i + 1];
+      if (next === 'true' || next === 'false') {
+        value = next;
+        i++;
+      } else {
+        value = 'true';
+      }
+    } else {
+      const next = argv[i + 1];
+      if (next === undefined) throw new ConfigError(flag, 'expects a value');
+      value = next;
+      i++;
+    }
+    flags.set(setting.name, { flag, value });
+  }
+
+  if (command === 'help') return { command: 'help' };
+  if (command === 'version') return { command: 'version' };
+  if (command === undefined) throw new ConfigError('serve', 'missing command; run `svc-graphql serve`');
+
+  const sources: ServeConfig['sources'] = {};
+  const read = (name: SettingName): string | undefined => {
+    const fromFlag = flags.get(name);
+    if (fromFlag) {
+      sources[name] = fromFlag.flag;
+      return fromFlag.value;
+    }
+    const setting = SETTINGS.find((s) => s.name === name) as Setting;
+    const fromEnv = env[setting.env];
+    if (fromEnv !== undefined && fromEnv !== '') {
+      sources[name] = setting.env;
+      return fromEnv;
+    }
+    return undefined;
+  };
+
+  const host = read('host') ?? '127.0.0.1';
+  const portText = read('port');
+  let port = 8080;
+  if (portText !== undefined) {
+    if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) {
+      throw new ConfigError(sources.port as string, `expected a port number between 0 and 65535, but got "${portText}"`);
+    }
+    port = Number(portText);
+  }
+
+  const databaseUrl = read('databaseUrl') ?? DEFAULT_DATABASE_URL;
+  if (!/^(file:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl) || databaseUrl === 'file:') {
+    throw new ConfigError(
+      sources.databaseUrl as string,
+      `expected file:PATH, postgres://… or postgresql://…, but got "${redactUrl(databaseUrl)}"`,
+    );
+  }
+
+  const permissionsText = read('enableRemoteSchemaPermissions');
+  let enableRemoteSchemaPermissions = false;
+  if (permissionsText !== undefined) {
+    if (permissionsText !== 'true' && permissionsText !== 'false') {
+      throw new ConfigError(
+        sources.enableRemoteSchemaPermissions as string,
+        `expected "true" or "false", but got "${permissionsText}"`,
+      );
+    }
+    enableRemoteSchemaPermissions = permissionsText === 'true';
+  }
+
+  const logLevelText = read('logLevel') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevelText as LogLevel)) {
+    throw new ConfigError(
+      sources.logLevel as string,
+      `expected one of ${LOG_LEVELS.join(', ')}, but got "${logLevelText}"`,
+    );
+  }
+
+  const config: ServeConfig = {
+    host,
+    port,
+    databaseUrl,
+    enableRemoteSchemaPermissions,
+    logLevel: logLevelText as LogLevel,
+    sources,
+  };
+  const adminSecret = read('adminSecret');
+  if (adminSecret !== undefined) config.adminSecret = adminSecret;
+  const jwtSecret = read('jwtSecret');
+  if (jwtSecret !== undefined) config.jwtSecret = jwtSecret;
+  const unauthorizedRole = read('unauthorizedRole');
+  if (unauthorizedRole !== undefined) config.unauthorizedRole = unauthorizedRole;
+
+  if (config.jwtSecret !== undefined && config.adminSecret === undefined) {
+    throw new ConfigError(
+      sources.jwtSecret as string,
+      'JWT mode needs an admin secret: set --admin-secret or SVC_GRAPHQL_ADMIN_SECRET',
+    );
+  }
+  return { command: 'serve', config };
+}
+
+/** The setting's name as the user gave it, or its flag when it was defaulted. */
+export function settingLabel(config: ServeConfig, name: SettingName): string {
+  return config.sources[name] ?? (SETTINGS.find((s) => s.name === name) as Setting).flag;
+}
+
+/** Hides a password in a connection string, for messages and logs. */
+export function redactUrl(url: string): string {
+  return url.replace(/^([a-z]+:\/\/[^:/@]*):[^@]*@/i, '$1:***@');
+}

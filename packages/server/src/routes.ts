@@ -1,0 +1,30 @@
+import type { Plugin } from 'graphql-yoga';
+
+export interface ServiceRoutesOptions {
+  version: string;
+  /** False while any metadata object is inconsistent. */
+  isConsistent: () => boolean;
+}
+
+/** `GET /healthz` and `GET /v1/version` (CONTRACT 2), answered before any authentication. */
+export function useServiceRoutes(options: ServiceRoutesOptions): Plugin {
+  const versionBody = JSON.stringify({ version: options.version });
+  return {
+    onRequest({ request, url, fetchAPI, endResponse }) {
+      if (url.pathname === '/healthz') {
+        if (request.method !== 'GET' && request.method !== 'HEAD') {
+          endResponse(new fetchAPI.Response(null, { status: 405, headers: { allow: 'GET, HEAD' } }));
+          return;
+        }
+        const body = options.isConsistent() ? 'OK' : 'WARN: inconsistent metadata';
+        endResponse(new fetchAPI.Response(body, { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } }));
+      } else if (url.pathname === '/v1/version') {
+        if (request.method !== 'GET' && request.method !== 'HEAD') {
+          endResponse(new fetchAPI.Response(null, { status: 405, headers: { allow: 'GET, HEAD' } }));
+          return;
+        }
+        endResponse(new fetchAPI.Response(versionBody, { status: 200, headers: { 'content-type': 'application/json' } }));
+      }
+    },
+  };
+}
