@@ -1,1 +1,24 @@
-export {};
+export { useMetadataApi } from './plugin.js';
+export { createMetadataService } from './service.js';
+export type { MetadataResponse, MetadataService } from './service.js';
+export { createFileMetadataStore } from './file-store.js';
+export type { FileMetadataStoreOptions } from './file-store.js';
+export { createPostgresMetadataStore } from './postgres-store.js';
+export type { PostgresMetadataStoreOptions } from './postgres-store.js';
+export type { MetadataStore, StoredMetadata } from './store.js';
+export { MetadataApiError, MetadataStoreError, StoreConflictError } from './errors.js';
+export type { MetadataErrorBody, MetadataErrorCode } from './errors.js';
+export { DEFAULT_MAX_BODY_BYTES, DEFAULT_METADATA_PATH } from './options.js';
+export type {
+  MetadataApiOptions,
+  MetadataAuthenticationError,
+  MetadataIdentity,
+  MetadataLogger,
+  MetadataServiceOptions,
+} from './options.js';
+export type {
+  InconsistentObject,
+  MetadataDocument,
+  RemoteSchemaMetadata,
+  RemoteSchemaPermissionMetadata,
+} from './document.js';

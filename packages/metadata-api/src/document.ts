@@ -1,0 +1,48 @@
+import type { RemoteSchemaDefinition } from './registry.js';
+
+/** A role-based schema of a remote (`add_remote_schema_permissions`). */
+export interface RemoteSchemaPermissionMetadata {
+  role: string;
+  definition: { schema: string };
+  comment?: string;
+}
+
+/** One entry of `remote_schemas` in the metadata document. */
+export interface RemoteSchemaMetadata {
+  name: string;
+  /** Stored normalized: `forward_client_headers` and `timeout_seconds` always present. */
+  definition: RemoteSchemaDefinition;
+  comment?: string;
+  permissions?: RemoteSchemaPermissionMetadata[];
+}
+
+/** The metadata document as `export_metadata` shows it and the stores keep it. */
+export interface MetadataDocument {
+  version: 3;
+  remote_schemas: RemoteSchemaMetadata[];
+}
+
+/** One metadata object that is not part of the live schema, in Hasura's shape. */
+export interface InconsistentObject {
+  type: 'remote_schema' | 'remote_schema_permission';
+  name: string;
+  reason: string;
+  definition: unknown;
+  message?: string;
+}
+
+export function emptyDocument(): MetadataDocument {
+  return { version: 3, remote_schemas: [] };
+}
+
+/** Documents are plain JSON; a deep copy keeps callers from mutating the live state. */
+export function cloneDocument(document: MetadataDocument): MetadataDocument {
+  return structuredClone(document);
+}
+
+export const INCONSISTENT_PREFIX = 'Inconsistent object: ';
+
+/** `reason` always starts with `Inconsistent object: `; registry messages may already carry it. */
+export function inconsistentReason(message: string): string {
+  return message.startsWith(INCONSISTENT_PREFIX) ? message : INCONSISTENT_PREFIX + message;
+}

@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
+import { MetadataStoreError, StoreConflictError } from './errors.js';
+import { createSerialQueue, type MetadataStore, type StoredMetadata } from './store.js';
+import { isObject } from './validation.js';
+
+export interface FileMetadataStoreOptions {
+  /** The JSON file holding the document. Its directory is created when missing. */
+  path: string;
+}
+
+/**
+ * The embedded store: one JSON file `{"resource_version": n, "metadata": {…}}`.
+ *
+ * Writes go to a temporary file in the same directory, which is fsynced and then renamed over the
+ * document (and the directory fsynced), so a crash at any moment leaves either the old or the new
+ * document, never a torn one. A file that cannot be parsed is reported, never overwritten: it may be
+ * the only copy of someone's metadata.
+ */
+export function createFileMetadataStore(options: FileMetadataStoreOptions): MetadataStore {
+  if (typeof options.path !== 'string' || options.path === '') {
+    throw new TypeError('createFileMetadataStore: "path" must be a non-empty string');
+  }
+  const path = resolve(options.path);
+  const directory = dirname(path);
+  const serial = createSerialQueue();
+
+  async function read(): Promise<StoredMetadata | undefined> {
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new MetadataStoreError(`cannot read metadata file ${path}: ${(error as Error).message}`, { cause: error });
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      throw new MetadataStoreError(`metadata file ${path} is corrupt: ${(error as Error).message}`, { cause: error });
+    }
+    const resourceVersion = isObject(parsed) ? parsed['resource_version'] : undefined;
+    const metadata = isObject(parsed) ? parsed['metadata'] : undefined;
+    if (typeof resourceVersion !== 'number' || !Number.isSafeInteger(resourceVersion) || resourceVersion < 0 || !isObject(metadata)) {
+      throw new MetadataStoreError(
+        `metadata file ${path} is corrupt: expected {"resource_version": <non-negative integer>, "metadata": {…}}`,
+      );
+    }
+    // The service validates the document itself; the store only vouches for the envelope.
+    return { resourceVersion, metadata: metadata as unknown as StoredMetadata['metadata'] };
+  }
+
+  async function write(document: StoredMetadata): Promise<void> {
+    await mkdir(directory, { recursive: true });
+    const temporary = resolve(directory, `.${basename(path)}.${String(process.pid)}.${randomBytes(6).toString('hex')}.tmp`);
+    const text = `${JSON.stringify({ resource_version: document.resourceVersion, metadata: document.metadata }, null, 2)}\n`;
+    try {
+      const handle = await open(temporary, 'wx', 0o600);
+      try {
+        await handle.writeFile(text, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temporary, path);
+    } catch (error) {
+      await unlink(temporary).catch(() => undefined);
+      throw new MetadataStoreError(`cannot write metadata file ${path}: ${(error as Error).message}`, { cause: error });
+    }
+    await syncDirectory(directory);
+  }
+
+  return {
+    load: () => serial(read),
+    save: (document, expectedResourceVersion) =>
+      serial(async () => {
+        // Re-read rather than trust memory: another process may have written the file meanwhile.
+        const current = await read();
+        const actual = current?.resourceVersion ?? 0;
+        if (actual !== expectedResourceVersion) throw new StoreConflictError(expectedResourceVersion, actual);
+        await write(document);
+      }),
+    close: async () => {
+      await serial(async () => undefined);
+    },
+  };
+}
+
+/** Makes the rename durable. Some platforms cannot open a directory; the rename is still atomic there. */
+async function syncDirectory(directory: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(directory, 'r');
+    await handle.sync();
+  } catch {
+    // Not supported here (e.g. Windows): nothing more can be done.
+  } finally {
+    await handle?.close();
+  }
+}

@@ -1,0 +1,112 @@
+import type { MetadataService } from './service.js';
+import type { MetadataStore } from './store.js';
+import type { RemoteSchemaRegistry } from './registry.js';
+
+/** The logger shape Yoga and every svc-graphql package accept. */
+export interface MetadataLogger {
+  debug(...args: unknown[]): void;
+  info(...args: unknown[]): void;
+  warn(...args: unknown[]): void;
+  error(...args: unknown[]): void;
+}
+
+export interface MetadataServiceOptions {
+  /** The remote schema registry the metadata drives (`createRemoteSchemaRegistry()`). */
+  registry: RemoteSchemaRegistry;
+  /** Where the document is kept: `createFileMetadataStore()` or `createPostgresMetadataStore()`. */
+  store: MetadataStore;
+  /**
+   * Whether role-based remote schema permissions may be added
+   * (`--enable-remote-schema-permissions`).
+   * @default false
+   */
+  remoteSchemaPermissions?: boolean;
+  /**
+   * Receives inconsistent objects at start (`warn`), refused operations (`debug`) and failures
+   * (`error`).
+   * @default warnings and errors to the console
+   */
+  logger?: MetadataLogger;
+}
+
+/** Who is calling, as decided by the host (admin secret, JWT…). */
+export interface MetadataIdentity {
+  role: string;
+  /** Only admins may call the metadata API; everyone else gets 403 `access-denied`. */
+  isAdmin: boolean;
+}
+
+/**
+ * An error `authenticate` may throw to answer the request itself, e.g.
+ * `{ status: 401, code: 'access-denied', message: 'invalid x-svc-admin-secret' }`.
+ */
+export interface MetadataAuthenticationError {
+  status: number;
+  code: string;
+  message: string;
+}
+
+interface MetadataApiRouteOptions {
+  /**
+   * The route answered by the plugin.
+   * @default '/v1/metadata'
+   */
+  path?: string;
+  /**
+   * Larger bodies are answered 413 without being read to the end.
+   * @default 1048576 (1 MiB)
+   */
+  maxBodyBytes?: number;
+  /**
+   * Decides who sent the request. Throwing a {@link MetadataAuthenticationError} answers
+   * `{"error": message, "path": "$", "code": code}` with its status; any other error is a 500.
+   */
+  authenticate: (request: Request) => Promise<MetadataIdentity>;
+}
+
+/**
+ * Options of `useMetadataApi()`: either a service the host created and initialized (it then also
+ * closes it), or what is needed to create one (the plugin then initializes it at once and closes
+ * it when Yoga is disposed).
+ */
+export type MetadataApiOptions = MetadataApiRouteOptions &
+  (
+    | (MetadataServiceOptions & { service?: MetadataService })
+    | (Partial<MetadataServiceOptions> & { service: MetadataService })
+  );
+
+export const DEFAULT_METADATA_PATH = '/v1/metadata';
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+export interface NormalizedRouteOptions {
+  path: string;
+  maxBodyBytes: number;
+  authenticate: (request: Request) => Promise<MetadataIdentity>;
+}
+
+/** Misconfiguration is reported when the plugin is created, naming the option. */
+export function normalizeRouteOptions(options: MetadataApiOptions): NormalizedRouteOptions {
+  const path = options.path ?? DEFAULT_METADATA_PATH;
+  if (typeof path !== 'string' || !path.startsWith('/')) {
+    throw new TypeError(`useMetadataApi: "path" must start with "/", but got ${JSON.stringify(path)}`);
+  }
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) {
+    throw new TypeError(`useMetadataApi: "maxBodyBytes" must be a positive integer, but got ${String(maxBodyBytes)}`);
+  }
+  if (typeof options.authenticate !== 'function') {
+    throw new TypeError('useMetadataApi: "authenticate" must be a function');
+  }
+  return { path, maxBodyBytes, authenticate: options.authenticate };
+}
+
+export const consoleLogger: MetadataLogger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (...args) => {
+    console.warn(...args);
+  },
+  error: (...args) => {
+    console.error(...args);
+  },
+};

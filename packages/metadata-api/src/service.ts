@@ -1,0 +1,194 @@
+import { emptyDocument, type InconsistentObject, type MetadataDocument } from './document.js';
+import { MetadataApiError, MetadataStoreError, StoreConflictError } from './errors.js';
+import { toInconsistentObjects } from './inconsistency.js';
+import { OPERATIONS, type Draft, type OperationContext } from './operations.js';
+import { consoleLogger, type MetadataServiceOptions } from './options.js';
+import { parseMetadataRequest } from './request.js';
+import { createSerialQueue } from './store.js';
+import { validateDocument } from './validation.js';
+
+/** A metadata API answer: the HTTP status and the JSON body. */
+export interface MetadataResponse {
+  status: number;
+  body: unknown;
+}
+
+/** The metadata document, its validation and persistence, driving the remote schema registry. */
+export interface MetadataService {
+  /**
+   * Loads the stored document, plans and commits it. A remote that cannot be reached becomes an
+   * inconsistent object (logged), not an error. Throws when the store cannot be read or holds an
+   * invalid document: starting with an empty document would lose it at the next save.
+   */
+  init(): Promise<void>;
+  /** Answers one parsed `/v1/metadata` request body. Never throws. */
+  handle(body: unknown): Promise<MetadataResponse>;
+  /** The metadata objects that are not part of the live schema now. */
+  inconsistentObjects(): InconsistentObject[];
+  isConsistent(): boolean;
+  /** The version of the live document (`0` before anything was saved). */
+  resourceVersion(): number;
+  /** Stops watching the store, waits for the running operation and closes the store. */
+  close(): Promise<void>;
+}
+
+/** How many times an operation is retried when another instance saved in between. */
+const MAX_STORE_CONFLICT_RETRIES = 3;
+
+/**
+ * Creates the metadata service. Operations run one at a time: each computes the next document,
+ * plans it, saves it, and only then commits the plan and swaps the in-memory state, so a refused
+ * or failed operation changes nothing, in memory or in the store.
+ */
+export function createMetadataService(options: MetadataServiceOptions): MetadataService {
+  const { registry, store } = options;
+  if (registry === undefined || typeof registry.plan !== 'function') {
+    throw new TypeError('createMetadataService: "registry" must be a remote schema registry');
+  }
+  if (store === undefined || typeof store.load !== 'function' || typeof store.save !== 'function') {
+    throw new TypeError('createMetadataService: "store" must be a metadata store');
+  }
+  const logger = options.logger ?? consoleLogger;
+  const remoteSchemaPermissions = options.remoteSchemaPermissions ?? false;
+  const serial = createSerialQueue();
+
+  let document: MetadataDocument = emptyDocument();
+  let version = 0;
+  let initialized = false;
+  let closed = false;
+  let unwatch: (() => void) | undefined;
+
+  function logInconsistencies(): void {
+    for (const object of toInconsistentObjects(registry.problems(), document)) {
+      logger.warn(`inconsistent metadata: ${object.name}: ${object.reason}`);
+    }
+  }
+
+  async function loadStored(): Promise<{ resourceVersion: number; metadata: MetadataDocument } | undefined> {
+    const stored = await store.load();
+    if (stored === undefined) return undefined;
+    try {
+      return { resourceVersion: stored.resourceVersion, metadata: validateDocument(stored.metadata, '$.metadata') };
+    } catch (error) {
+      if (error instanceof MetadataApiError) {
+        throw new MetadataStoreError(`stored metadata is invalid at ${error.path}: ${error.message}`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  /** Adopts what another instance saved. */
+  async function refresh(): Promise<void> {
+    const stored = await loadStored();
+    if (stored === undefined || stored.resourceVersion === version) return;
+    const entries = stored.metadata.remote_schemas.map(({ name, definition }) => ({ name, definition }));
+    const next = await registry.plan(entries);
+    registry.commit(next);
+    document = stored.metadata;
+    version = stored.resourceVersion;
+    logger.info(`metadata reloaded from the store at resource version ${String(version)}`);
+    logInconsistencies();
+  }
+
+  function newDraft(): Draft {
+    return { document, baseVersion: version, changed: false, plan: undefined, reload: new Set(), adopted: undefined };
+  }
+
+  async function execute(body: unknown, draft: Draft): Promise<unknown> {
+    const request = parseMetadataRequest(body);
+    if (request.resourceVersion !== undefined && request.resourceVersion !== draft.baseVersion) {
+      throw new MetadataApiError(
+        'conflict',
+        `metadata resource version referenced (${String(request.resourceVersion)}) did not match current version (${String(draft.baseVersion)})`,
+        '$',
+      );
+    }
+    const context: OperationContext = {
+      registry,
+      remoteSchemaPermissions,
+      draft,
+      loadStored,
+      execute: (nested) => execute(nested, draft),
+    };
+    return OPERATIONS[request.type](request.args, context, request);
+  }
+
+  async function apply(body: unknown): Promise<unknown> {
+    for (let attempt = 0; ; attempt += 1) {
+      const draft = newDraft();
+      const result = await execute(body, draft);
+      if (draft.changed) {
+        const next = { resourceVersion: draft.baseVersion + 1, metadata: draft.document };
+        try {
+          await store.save(next, draft.baseVersion);
+        } catch (error) {
+          if (!(error instanceof StoreConflictError) || attempt >= MAX_STORE_CONFLICT_RETRIES) throw error;
+          // Another instance saved first: adopt its document and run the request again on top of
+          // it (a request that named a resource_version then gets its 409).
+          await refresh();
+          continue;
+        }
+        if (draft.plan !== undefined) registry.commit(draft.plan);
+        document = next.metadata;
+        version = next.resourceVersion;
+      } else {
+        if (draft.plan !== undefined) registry.commit(draft.plan);
+        if (draft.adopted !== undefined) {
+          document = draft.adopted.metadata;
+          version = draft.adopted.resourceVersion;
+        }
+      }
+      return result;
+    }
+  }
+
+  return {
+    init: () =>
+      serial(async () => {
+        if (initialized) return;
+        const stored = await loadStored();
+        if (stored !== undefined) {
+          document = stored.metadata;
+          version = stored.resourceVersion;
+        }
+        const entries = document.remote_schemas.map(({ name, definition }) => ({ name, definition }));
+        registry.commit(await registry.plan(entries));
+        initialized = true;
+        logInconsistencies();
+        unwatch = store.watch?.(() => {
+          void serial(refresh).catch((error: unknown) => {
+            logger.error('cannot reload metadata changed by another instance:', error);
+          });
+        });
+      }),
+
+    handle: (body) =>
+      serial(async (): Promise<{ status: number; body: unknown }> => {
+        try {
+          if (closed) throw new MetadataApiError('unexpected', 'the metadata service is closed', '$', { status: 503 });
+          if (!initialized) throw new MetadataApiError('unexpected', 'the metadata service is not initialized', '$', { status: 503 });
+          return { status: 200, body: await apply(body) };
+        } catch (error) {
+          if (error instanceof MetadataApiError) {
+            logger.debug(`metadata request refused: ${error.code} at ${error.path}: ${error.message}`);
+            return { status: error.status, body: error.toBody() };
+          }
+          logger.error('metadata request failed:', error);
+          const message = error instanceof MetadataStoreError ? error.message : 'internal error';
+          return { status: 500, body: { error: message, path: '$', code: 'unexpected' } };
+        }
+      }),
+
+    inconsistentObjects: () => toInconsistentObjects(registry.problems(), document),
+    isConsistent: () => toInconsistentObjects(registry.problems(), document).length === 0,
+    resourceVersion: () => version,
+
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      unwatch?.();
+      await serial(async () => undefined);
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import type { MetadataDocument } from './document.js';
+
+/** A metadata document together with the version every change increments. */
+export interface StoredMetadata {
+  resourceVersion: number;
+  metadata: MetadataDocument;
+}
+
+/**
+ * Where the metadata document lives. Implementations: {@link createFileMetadataStore} (the
+ * embedded default) and {@link createPostgresMetadataStore} (shared by many instances).
+ */
+export interface MetadataStore {
+  /** The stored document, or `undefined` when nothing was ever saved. Throws `MetadataStoreError` when unreadable. */
+  load(): Promise<StoredMetadata | undefined>;
+  /**
+   * Replaces the stored document, only if the stored version is still `expectedResourceVersion`
+   * (`0` when nothing is stored); otherwise throws `StoreConflictError` and changes nothing.
+   * Either the whole new document is stored or the old one stays.
+   */
+  save(document: StoredMetadata, expectedResourceVersion: number): Promise<void>;
+  /** Calls `onChange` when another writer changed the document; returns an unsubscribe function. */
+  watch?(onChange: () => void): () => void;
+  close(): Promise<void>;
+}
+
+/** Runs tasks one after another; a failed task does not stop the ones queued after it. */
+export function createSerialQueue(): <T>(task: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(task: () => Promise<T>): Promise<T> => {
+    const run = tail.then(task, task);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
