@@ -1,0 +1,216 @@
+// `pnpm bench auth`: bare Yoga `{ hello }` against the same app with useJwtSession (issue 2, section 4).
+//
+// Every server runs in its own child process; this process only generates load (autocannon) and
+// checks every response. Cases are interleaved round by round so drift on a shared machine hits all
+// of them alike; each figure is the median over the rounds.
+import { createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { cpuMicros, startChild, type ChildServer } from './lib/child.js';
+import { readConfig } from './lib/config.js';
+import { describeFailures, graphqlData, runLoad } from './lib/load.js';
+import { header, progress, targets, type Target } from './lib/report.js';
+import { formatTable, median, round } from './lib/table.js';
+
+const config = readConfig();
+const CLAIMS = 'https://svc-graphql.dev/jwt/claims';
+/** The plugin's default verified-token cache holds 10,000 entries (issue 2, section 2). */
+const CACHE_ENTRIES = 10_000;
+/**
+ * Distinct tokens minted per algorithm (BENCH_TOKENS). They are used in order and, when a run needs
+ * more, from the start again: with at least 3x the cache size an LRU cache has always evicted a
+ * token long before it comes round again, so every request is still a miss.
+ */
+const POOL = Math.max(3 * CACHE_ENTRIES, Number(process.env['BENCH_TOKENS'] ?? 40_000));
+
+interface Algorithm {
+  /** `type` in the SPEC 2.1 config. */
+  readonly type: 'HS256' | 'RS256' | 'ES256' | 'Ed25519';
+  /** `alg` in the JWS header. */
+  readonly alg: string;
+  readonly signingKey: KeyObject;
+  /** `key` in the SPEC 2.1 config. */
+  readonly configKey: string;
+}
+
+function algorithms(): Algorithm[] {
+  const secret = randomBytes(48).toString('base64url'); // 64 characters
+  const pem = (key: KeyObject): string => key.export({ type: 'spki', format: 'pem' }).toString();
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const ed = generateKeyPairSync('ed25519');
+  return [
+    { type: 'HS256', alg: 'HS256', signingKey: createSecretKey(Buffer.from(secret, 'utf8')), configKey: secret },
+    { type: 'RS256', alg: 'RS256', signingKey: rsa.privateKey, configKey: pem(rsa.publicKey) },
+    { type: 'ES256', alg: 'ES256', signingKey: ec.privateKey, configKey: pem(ec.publicKey) },
+    { type: 'Ed25519', alg: 'EdDSA', signingKey: ed.privateKey, configKey: pem(ed.publicKey) },
+  ];
+}
+
+function mint(alg: Algorithm, subject: string): Promise<string> {
+  return new SignJWT({ [CLAIMS]: { 'x-svc-allowed-roles': ['user'], 'x-svc-default-role': 'user' } })
+    .setProtectedHeader({ alg: alg.alg })
+    .setSubject(subject)
+    .setIssuedAt()
+    .setExpirationTime('3h')
+    .sign(alg.signingKey);
+}
+
+async function mintPool(alg: Algorithm, count: number): Promise<string[]> {
+  const tokens: string[] = [];
+  const batch = 500; // jose signs asynchronously; a batch keeps the thread pool busy
+  for (let i = 0; i < count; i += batch) {
+    const n = Math.min(batch, count - i);
+    tokens.push(...(await Promise.all(Array.from({ length: n }, (_, j) => mint(alg, `user-${i + j}`)))));
+  }
+  return tokens;
+}
+
+interface Case {
+  readonly label: string;
+  readonly kind: 'bare' | 'hit' | 'distinct';
+  readonly alg?: Algorithm['type'];
+  readonly server: ChildServer;
+  readonly token: (index: number) => string;
+  readonly expected: string;
+  /** Next unused index into the token pool (distinct cases only). */
+  cursor: number;
+  readonly samples: { rps: number; p50: number; p99: number; cpu: number }[];
+  failures: number;
+  readonly reasons: Map<string, number>;
+}
+
+/** BENCH_ONLY=RS256 (a regular expression on the algorithm) runs bare Yoga and the matching algorithms only. */
+const only = new RegExp(process.env['BENCH_ONLY'] ?? '.', 'i');
+const algs = algorithms().filter((a) => only.test(a.type));
+progress(`minting ${POOL} distinct tokens per algorithm with jose (not measured) ...`);
+const pools = new Map<Algorithm['type'], { hit: string; distinct: string[] }>();
+for (const alg of algs) {
+  const started = performance.now();
+  const distinct = await mintPool(alg, POOL);
+  pools.set(alg.type, { hit: await mint(alg, 'user-reused'), distinct });
+  progress(`  ${alg.type}: ${POOL} tokens in ${round((performance.now() - started) / 1000, 1)} s`);
+}
+
+const servers: ChildServer[] = [];
+const cases: Case[] = [];
+const newCase = (c: Omit<Case, 'cursor' | 'samples' | 'failures' | 'reasons'>): Case => ({
+  ...c,
+  cursor: 0,
+  samples: [],
+  failures: 0,
+  reasons: new Map(),
+});
+try {
+  const bare = await startChild('auth-bare', 'lib/hello-server.ts', {}, config);
+  servers.push(bare);
+  const anyToken = [...pools.values()][0]?.hit ?? 'not-a-token';
+  cases.push(newCase({ label: 'bare Yoga', kind: 'bare', server: bare, token: () => anyToken, expected: 'world' }));
+  for (const alg of algs) {
+    const server = await startChild(`auth-${alg.type}`, 'lib/hello-server.ts', { jwt: { type: alg.type, key: alg.configKey } }, config);
+    servers.push(server);
+    const pool = pools.get(alg.type);
+    if (!pool) throw new Error(`no tokens for ${alg.type}`);
+    cases.push(newCase({ label: `${alg.type} one token (hits)`, kind: 'hit', alg: alg.type, server, token: () => pool.hit, expected: 'hello user' }));
+    cases.push(
+      newCase({
+        label: `${alg.type} distinct tokens`,
+        kind: 'distinct',
+        alg: alg.type,
+        server,
+        token: (i) => pool.distinct[i % pool.distinct.length] ?? '',
+        expected: 'hello user',
+      }),
+    );
+  }
+
+  const body = JSON.stringify({ query: '{ hello }' });
+  for (let r = 1; r <= config.rounds; r++) {
+    for (const c of cases) {
+      const check = graphqlData((data) => (data['hello'] === c.expected ? undefined : `hello was ${JSON.stringify(data['hello'])}`));
+      const load = (duration: number) =>
+        runLoad(
+          {
+            url: `${c.server.url}/graphql`,
+            connections: config.connections,
+            duration,
+            check,
+            request: (i) => ({ headers: { authorization: `Bearer ${c.token(i)}` }, body }),
+          },
+          c.cursor,
+        );
+      const warm = await load(config.warmup);
+      c.cursor = warm.requestsBuilt;
+      const before = await c.server.stats();
+      const res = await load(config.duration);
+      const after = await c.server.stats();
+      c.cursor = res.requestsBuilt;
+      for (const outcome of [warm, res]) {
+        c.failures += outcome.failures;
+        for (const [reason, n] of outcome.reasons) c.reasons.set(reason, (c.reasons.get(reason) ?? 0) + n);
+      }
+      const cpu = cpuMicros(before, after) / Math.max(1, res.responses);
+      c.samples.push({ rps: res.rps, p50: res.p50, p99: res.p99, cpu });
+      progress(
+        `[round ${r}/${config.rounds}] ${c.label}: ${Math.round(res.rps)} req/s, p99 ${res.p99} ms, ` +
+          `server CPU ${round(cpu, 1)} us/req, failures ${warm.failures + res.failures}`,
+      );
+    }
+  }
+} finally {
+  await Promise.all(servers.map((s) => s.close()));
+}
+
+const stat = (c: Case, key: 'rps' | 'p50' | 'p99' | 'cpu'): number => median(c.samples.map((s) => s[key]));
+const bareCase = cases[0];
+if (!bareCase) throw new Error('no cases ran');
+const bareRps = stat(bareCase, 'rps');
+const bareCpu = stat(bareCase, 'cpu');
+const rows = cases.map((c) => [
+  c.label,
+  Math.round(stat(c, 'rps')),
+  `${round(stat(c, 'rps') / bareRps, 3).toFixed(3)}x`,
+  stat(c, 'p50'),
+  stat(c, 'p99'),
+  round(stat(c, 'cpu'), 1),
+  `${round(bareCpu / stat(c, 'cpu'), 3).toFixed(3)}x`,
+  c.samples.map((s) => Math.round(s.rps)).join(' / '),
+  c.failures,
+]);
+
+const ratioOf = (c: Case | undefined): number => (c ? stat(c, 'rps') / bareRps : Number.NaN);
+const targetList: Target[] = [
+  ...cases
+    .filter((c) => c.kind === 'hit')
+    .map((c) => ({ name: `${c.alg} cache hits >= 0.97x bare`, measured: `${ratioOf(c).toFixed(3)}x`, pass: ratioOf(c) >= 0.97 })),
+  (() => {
+    const rs = cases.find((c) => c.kind === 'distinct' && c.alg === 'RS256');
+    return { name: 'RS256 distinct tokens >= 0.85x bare', measured: `${ratioOf(rs).toFixed(3)}x`, pass: ratioOf(rs) >= 0.85 };
+  })(),
+];
+const totalFailures = cases.reduce((n, c) => n + c.failures, 0);
+targetList.push({ name: 'no failed responses (every response 200 with data, no errors)', measured: String(totalFailures), pass: totalFailures === 0 });
+
+console.log(
+  [
+    header(
+      'auth: bare Yoga vs useJwtSession',
+      config,
+      `each server in its own Node child process (tsx, NODE_ENV=production), autocannon in the parent; ` +
+        `query \`{ hello }\` over POST /graphql with \`Authorization: Bearer <token>\` on every request (bare Yoga ignores it); ` +
+        `distinct tokens from a pool of ${POOL} per algorithm minted before the run; the answer must be ` +
+        `"hello user" (so the plugin authenticated it) or "world" for bare Yoga. Ratio = median req/s / median bare req/s; ` +
+        `CPU ratio = bare server CPU per request / this server's CPU per request.`,
+    ),
+    '',
+    formatTable(
+      ['case', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'server CPU us/req', 'CPU ratio', 'req/s per round', 'failures'],
+      rows,
+    ),
+    '',
+    targets(targetList),
+  ].join('\n'),
+);
+for (const c of cases) {
+  if (c.failures > 0) console.log(`\nfailures of ${c.label}:\n${describeFailures(c.reasons)}`);
+}
+process.exitCode = totalFailures > 0 ? 1 : 0;

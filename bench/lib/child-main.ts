@@ -1,0 +1,57 @@
+// Entry of a server child: `node --import tsx child-main.ts <module URL> <JSON options>`.
+// Keeping the server in its own process means the load generator's event loop never delays it and
+// the server's CPU time can be read on its own.
+import type { ChildMessage, ChildModule, ParentMessage, StartedServer } from './child-protocol.js';
+
+function send(message: ChildMessage): void {
+  process.send?.(message);
+}
+
+const [moduleUrl, json] = process.argv.slice(2);
+if (moduleUrl === undefined || json === undefined || process.send === undefined) {
+  console.error('child-main: run me through bench/lib/child.ts');
+  process.exit(2);
+}
+
+// The parent going away (crash, Ctrl-C) must not leave a server running.
+process.on('disconnect', () => process.exit(0));
+
+let server: StartedServer;
+try {
+  const mod = (await import(moduleUrl)) as ChildModule;
+  server = await mod.start(JSON.parse(json) as unknown);
+} catch (error) {
+  send({ type: 'failed', error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  process.exit(1);
+}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+process.on('message', (raw: ParentMessage) => {
+  if (raw.type === 'stats') {
+    if (raw.gc) gc?.();
+    const mem = process.memoryUsage();
+    const cpu = process.cpuUsage();
+    send({
+      id: raw.id,
+      type: 'stats',
+      stats: {
+        rss: mem.rss,
+        heapUsed: mem.heapUsed,
+        heapTotal: mem.heapTotal,
+        external: mem.external,
+        cpuUser: cpu.user,
+        cpuSystem: cpu.system,
+      },
+    });
+  } else if (raw.type === 'close') {
+    void server.close().finally(() => {
+      send({ id: raw.id, type: 'closed' });
+      // process.exit (not a natural end) so that --cpu-prof writes its profile even when some
+      // handle (a keep-alive socket, a timer) is still open.
+      setTimeout(() => process.exit(0), 50);
+    });
+  }
+});
+
+send({ type: 'ready', url: server.url });

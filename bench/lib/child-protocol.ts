@@ -1,0 +1,32 @@
+// Messages between a benchmark and the server child it drives (over the Node IPC channel).
+
+/** What a module started in a child must export: `start(options)`. */
+export interface ChildModule {
+  start(options: unknown): Promise<StartedServer>;
+}
+
+export interface StartedServer {
+  /** Base URL, e.g. http://127.0.0.1:41234 */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export interface ProcessStats {
+  readonly rss: number;
+  readonly heapUsed: number;
+  readonly heapTotal: number;
+  readonly external: number;
+  /** process.cpuUsage() of the child, microseconds. */
+  readonly cpuUser: number;
+  readonly cpuSystem: number;
+}
+
+export type ParentRequest = { readonly type: 'stats'; readonly gc: boolean } | { readonly type: 'close' };
+
+export type ParentMessage = ParentRequest & { readonly id: number };
+
+export type ChildMessage =
+  | { readonly type: 'ready'; readonly url: string }
+  | { readonly type: 'failed'; readonly error: string }
+  | { readonly id: number; readonly type: 'stats'; readonly stats: ProcessStats }
+  | { readonly id: number; readonly type: 'closed' };

@@ -1,0 +1,42 @@
+// Server module for `pnpm bench auth`: Yoga `{ hello }` on its own, or the same app with
+// useJwtSession. Runs in a child process (see child.ts).
+import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
+import type { StartedServer } from './child-protocol.js';
+import { listen } from './http.js';
+
+export interface HelloServerOptions {
+  /** The SPEC 2.1 config (`{type, key}`); absent = bare Yoga. */
+  readonly jwt?: { readonly type: string; readonly key: string };
+}
+
+/** The subset of `@svc-graphql/jwt-session` this benchmark uses. */
+interface JwtSessionModule {
+  useJwtSession(options: { jwt: { type: string; key: string }; adminSecret: string }): Plugin;
+}
+
+interface HelloContext {
+  session?: { role: string };
+}
+
+export async function start(raw: unknown): Promise<StartedServer> {
+  const options = raw as HelloServerOptions;
+  const plugins: Plugin[] = [];
+  if (options.jwt) {
+    // Loaded by path: bench/ is not a workspace package, so the package name does not resolve here.
+    const specifier = '../../packages/jwt-session/src/index.js';
+    const { useJwtSession } = (await import(specifier)) as JwtSessionModule;
+    plugins.push(useJwtSession({ jwt: options.jwt, adminSecret: 'bench-admin-secret' }));
+  }
+  const yoga = createYoga({
+    schema: createSchema({
+      typeDefs: 'type Query { hello: String! }',
+      // The role in the answer proves that the plugin authenticated the request it answered.
+      resolvers: { Query: { hello: (_root: unknown, _args: unknown, context: HelloContext) => (context.session ? `hello ${context.session.role}` : 'world') } },
+    }),
+    graphqlEndpoint: '/graphql',
+    logging: false,
+    landingPage: false,
+    plugins,
+  });
+  return listen(yoga);
+}

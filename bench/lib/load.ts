@@ -1,0 +1,138 @@
+// One autocannon run against one URL, with every response checked.
+//
+// Each request goes through `setupRequest`, also when it never changes, so that every case of a
+// benchmark costs the load generator the same and only the server side differs between cases.
+import autocannon from 'autocannon';
+
+/** What a single request carries; produced fresh for every request. */
+export interface RequestSpec {
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** Returns why a response is wrong, or undefined when it is right. Runs on every response. */
+export type ResponseCheck = (status: number, body: string) => string | undefined;
+
+export interface LoadOptions {
+  /** Full URL, e.g. http://127.0.0.1:4000/graphql. */
+  readonly url: string;
+  readonly connections: number;
+  /** Seconds. */
+  readonly duration: number;
+  /** Called once per request with a run-wide counter (0, 1, 2, ...) across all connections. */
+  readonly request: (index: number) => RequestSpec;
+  readonly check?: ResponseCheck;
+}
+
+export interface LoadResult {
+  /** Responses received (good or bad). */
+  readonly responses: number;
+  readonly seconds: number;
+  /** Responses per second. */
+  readonly rps: number;
+  /** Milliseconds, 2xx responses only (autocannon records latency for 2xx only). */
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+  /** Bad responses plus connection errors and timeouts. */
+  readonly failures: number;
+  /** Failure reasons with their counts (the first few distinct ones). */
+  readonly reasons: ReadonlyMap<string, number>;
+  /** How many requests were built (the next free index for `request`). */
+  readonly requestsBuilt: number;
+}
+
+/**
+ * The default check: HTTP 200, a JSON object with `data` and without `errors`.
+ * A GraphQL error answered with 200 is a failure too: a benchmark that counts it as a success
+ * measures how fast the server can say no.
+ */
+export const graphqlOk: ResponseCheck = (status, body) => {
+  if (status !== 200) return `HTTP ${status}: ${body.slice(0, 160)}`;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return `not JSON: ${body.slice(0, 160)}`;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return `not an object: ${body.slice(0, 160)}`;
+  if ('errors' in parsed) return `errors: ${JSON.stringify((parsed as { errors: unknown }).errors).slice(0, 200)}`;
+  if (!('data' in parsed) || (parsed as { data: unknown }).data === null) return `no data: ${body.slice(0, 160)}`;
+  return undefined;
+};
+
+/** `graphqlOk` plus a check of `data` (e.g. that the expected field came back). */
+export function graphqlData(expect: (data: Record<string, unknown>) => string | undefined): ResponseCheck {
+  return (status, body) => {
+    const bad = graphqlOk(status, body);
+    if (bad !== undefined) return bad;
+    const { data } = JSON.parse(body) as { data: Record<string, unknown> };
+    return expect(data);
+  };
+}
+
+const MAX_REASONS = 8;
+
+export async function runLoad(options: LoadOptions, firstIndex = 0): Promise<LoadResult> {
+  const check = options.check ?? graphqlOk;
+  const reasons = new Map<string, number>();
+  let bad = 0;
+  let next = firstIndex;
+  const url = new URL(options.url);
+
+  const record = (reason: string): void => {
+    bad += 1;
+    const key = reason.replace(/\d{3,}/g, 'N');
+    if (reasons.has(key) || reasons.size < MAX_REASONS) reasons.set(key, (reasons.get(key) ?? 0) + 1);
+  };
+
+  const started = performance.now();
+  const result = await autocannon({
+    url: url.origin,
+    connections: options.connections,
+    pipelining: 1,
+    duration: options.duration,
+    timeout: 10,
+    requests: [
+      {
+        method: 'POST',
+        path: url.pathname + url.search,
+        setupRequest: (req) => {
+          const spec = options.request(next);
+          next += 1;
+          return {
+            ...req,
+            headers: { ...req.headers, 'content-type': 'application/json', ...spec.headers },
+            body: spec.body,
+          };
+        },
+        onResponse: (status, body) => {
+          const reason = check(status, body);
+          if (reason !== undefined) record(reason);
+        },
+      },
+    ],
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const connectionFailures = result.errors; // includes timeouts
+  if (connectionFailures > 0) {
+    bad += connectionFailures;
+    reasons.set('connection error or timeout', (reasons.get('connection error or timeout') ?? 0) + connectionFailures);
+  }
+  const responses = result['1xx'] + result['2xx'] + result['3xx'] + result['4xx'] + result['5xx'];
+  return {
+    responses,
+    seconds,
+    rps: responses / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    failures: bad,
+    reasons,
+    requestsBuilt: next,
+  };
+}
+
+export function describeFailures(reasons: ReadonlyMap<string, number>): string {
+  return [...reasons].map(([reason, count]) => `${count} x ${reason}`).join('\n');
+}
