@@ -1,0 +1,106 @@
+/**
+ * Raised by {@link parseJwtConfig} (and therefore by the factories) when the JWT configuration is
+ * unusable. The message names the field and the problem, e.g. `key: HS256 key must be at least 32
+ * characters`, so a server can print it next to the flag or variable it came from.
+ */
+export class JwtConfigError extends TypeError {
+  override name = 'JwtConfigError';
+}
+
+/** Stable error codes a client sees in `errors[0].extensions.code`. */
+export type SessionErrorCode =
+  | 'invalid-jwt'
+  | 'invalid-headers'
+  | 'access-denied'
+  | 'jwt-missing-role-claims'
+  | 'jwt-invalid-claims';
+
+/**
+ * Why a request has no session. `code`, `status` and `headers` are decided here, in one place, and
+ * the HTTP plugin and the WebSocket helper only render them.
+ */
+export class SessionError extends Error {
+  override name = 'SessionError';
+  /** The Hasura-compatible error code, e.g. `invalid-jwt`. */
+  readonly code: SessionErrorCode;
+  /** HTTP status to answer with (400, 401 or 403). */
+  readonly status: number;
+  /** Extra response headers, e.g. `WWW-Authenticate` on a 401 to a request that sent a token. */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: SessionErrorCode,
+    status: number,
+    message: string,
+    options: { headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.status = status;
+    this.headers = options.headers ?? {};
+  }
+
+  /** The exact body of CONTRACT 4: `{"errors":[{"message":M,"extensions":{"code":C,"path":"$"}}]}`. */
+  toJSON(): { errors: [{ message: string; extensions: { code: string; path: '$' } }] } {
+    return { errors: [{ message: this.message, extensions: { code: this.code, path: '$' } }] };
+  }
+}
+
+/**
+ * A failed token verification. `reason` is the part after `Could not verify JWT: `, e.g.
+ * `JWTExpired` or `JWSError JWSInvalidSignature`; clients match on it, so it is kept to the letter.
+ */
+export class JwtVerificationError extends Error {
+  override name = 'JwtVerificationError';
+  constructor(readonly reason: string) {
+    super(`Could not verify JWT: ${reason}`);
+  }
+}
+
+/** The claims inside a verified token do not describe a session. */
+export class JwtClaimsError extends Error {
+  override name = 'JwtClaimsError';
+  constructor(
+    readonly code: 'jwt-missing-role-claims' | 'jwt-invalid-claims',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const INVALID_SIGNATURE = 'JWSError JWSInvalidSignature';
+export const NO_USABLE_KEYS = 'JWSError NoUsableKeys';
+
+const bearerChallenge = { 'WWW-Authenticate': 'Bearer error="invalid_token"' } as const;
+
+/** Maps a token or claims failure to the status table of CONTRACT 4. */
+export function sessionErrorFromToken(error: JwtVerificationError | JwtClaimsError): SessionError {
+  if (error instanceof JwtVerificationError) {
+    return new SessionError('invalid-jwt', 401, error.message, { headers: { ...bearerChallenge }, cause: error });
+  }
+  return new SessionError(error.code, 401, error.message, { headers: { ...bearerChallenge }, cause: error });
+}
+
+export function malformedAuthorizationHeader(): SessionError {
+  return new SessionError('invalid-headers', 400, 'Malformed Authorization header');
+}
+
+export function missingToken(): SessionError {
+  return new SessionError(
+    'invalid-headers',
+    401,
+    "Missing 'Authorization' or 'Cookie' header in JWT authentication mode",
+  );
+}
+
+export function invalidAdminSecret(prefix: string): SessionError {
+  return new SessionError('access-denied', 401, `invalid ${prefix}admin-secret`);
+}
+
+export function adminSecretRequired(prefix: string): SessionError {
+  return new SessionError('access-denied', 401, `${prefix}admin-secret required, but not found`);
+}
+
+export function roleNotAllowed(): SessionError {
+  return new SessionError('access-denied', 403, 'Your requested role is not in allowed roles');
+}

@@ -1,0 +1,229 @@
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
+import { algorithmInfo, checkKeyFits, type VerificationKey } from './algorithms.js';
+import type { Logger } from './options.js';
+import { nextRefreshDelay } from './refresh-schedule.js';
+
+/** After a failed fetch: retry in 10 s, doubling up to 60 s (CONTRACT 7). */
+const RETRY_FIRST_MS = 10_000;
+const RETRY_MAX_MS = 60_000;
+/** An unknown `kid` may trigger a fetch only this long after the previous fetch of any kind. */
+export const UNKNOWN_KID_COOLDOWN_MS = 10_000;
+/** setTimeout cannot wait longer than this; longer delays are re-armed. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface RemoteKeySetOptions {
+  url: URL;
+  fetch: typeof fetch;
+  timeoutMs: number;
+  logger: Logger;
+  /** Called when a fetch brings a key set that differs from the previous one. */
+  onKeysChanged: () => void;
+}
+
+/**
+ * The keys published at `jwk_url`, kept fresh on the schedule of SPEC 5.5 / CONTRACT 7. One fetch is
+ * in flight at a time; a failed fetch keeps the last good keys. Holds a timer: call `dispose()`.
+ */
+export class RemoteKeySet {
+  #keys: readonly VerificationKey[] = [];
+  #fingerprint = '';
+  #inFlight: Promise<void> | undefined;
+  #abort: AbortController | undefined;
+  #lastFetchAt = Number.NEGATIVE_INFINITY;
+  #hadSuccess = false;
+  #failures = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #disposed = false;
+  readonly #options: RemoteKeySetOptions;
+  /** Settles when the first fetch finished, successfully or not. */
+  readonly ready: Promise<void>;
+
+  constructor(options: RemoteKeySetOptions) {
+    this.#options = options;
+    this.ready = this.#refresh();
+  }
+
+  /** The current keys (possibly none, while the endpoint has never answered). */
+  get keys(): readonly VerificationKey[] {
+    return this.#keys;
+  }
+
+  /**
+   * Keys that may verify a token with `kid`: by `kid` when the token has one, else all. When none
+   * match, one refetch is made (waiting for it), at most once per 10 s since the last fetch.
+   */
+  async candidates(kid: string | undefined): Promise<readonly VerificationKey[]> {
+    if (this.#keys.length === 0 && this.#inFlight !== undefined) await this.#inFlight;
+    let found = this.#select(kid);
+    if (found.length > 0 || this.#disposed) return found;
+    if (this.#inFlight !== undefined) {
+      await this.#inFlight;
+    } else if (Date.now() - this.#lastFetchAt >= UNKNOWN_KID_COOLDOWN_MS) {
+      await this.#refresh();
+    } else {
+      return found;
+    }
+    found = this.#select(kid);
+    return found;
+  }
+
+  /** Stops the refresh timer and aborts a fetch in flight. */
+  dispose(): void {
+    this.#disposed = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#abort?.abort();
+  }
+
+  #select(kid: string | undefined): readonly VerificationKey[] {
+    return kid === undefined ? this.#keys : this.#keys.filter((k) => k.kid === kid);
+  }
+
+  #schedule(delayMs: number | undefined): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (delayMs === undefined || this.#disposed) return;
+    const due = Date.now() + delayMs;
+    const arm = (): void => {
+      const left = due - Date.now();
+      this.#timer = setTimeout(
+        () => {
+          this.#timer = undefined;
+          if (Date.now() < due) arm();
+          else void this.#refresh();
+        },
+        Math.max(0, Math.min(left, MAX_TIMER_MS)),
+      );
+      // A key refresh must never keep the process alive.
+      this.#timer.unref?.();
+    };
+    arm();
+  }
+
+  #refresh(): Promise<void> {
+    if (this.#inFlight !== undefined) return this.#inFlight;
+    if (this.#disposed) return Promise.resolve();
+    this.#schedule(undefined);
+    this.#lastFetchAt = Date.now();
+    const run = this.#fetchKeys().then(
+      ({ keys, fingerprint, headers }) => {
+        if (this.#disposed) return;
+        const isFirst = !this.#hadSuccess;
+        this.#hadSuccess = true;
+        this.#failures = 0;
+        const changed = fingerprint !== this.#fingerprint;
+        this.#keys = keys;
+        this.#fingerprint = fingerprint;
+        if (changed) this.#options.onKeysChanged();
+        this.#schedule(nextRefreshDelay(headers, Date.now(), isFirst));
+      },
+      (error: unknown) => {
+        if (this.#disposed) return;
+        this.#failures += 1;
+        const retry = Math.min(RETRY_FIRST_MS * 2 ** (this.#failures - 1), RETRY_MAX_MS);
+        this.#options.logger.warn(
+          `jwt-session: fetching ${this.#options.url.href} failed (${(error as Error).message}); keeping ${this.#keys.length} key(s), retrying in ${retry / 1000} s`,
+        );
+        this.#schedule(retry);
+      },
+    );
+    this.#inFlight = run.finally(() => {
+      this.#inFlight = undefined;
+    });
+    return this.#inFlight;
+  }
+
+  async #fetchKeys(): Promise<{ keys: VerificationKey[]; fingerprint: string; headers: Headers }> {
+    const abort = new AbortController();
+    this.#abort = abort;
+    const timer = setTimeout(() => abort.abort(new Error(`timed out after ${this.#options.timeoutMs} ms`)), this.#options.timeoutMs);
+    timer.unref?.();
+    try {
+      const response = await this.#options.fetch(this.#options.url, {
+        headers: { accept: 'application/json' },
+        signal: abort.signal,
+      });
+      if (!response.ok) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new Error(`HTTP ${response.status}`);
+      }
+      const body: unknown = await response.json().catch(() => {
+        throw new Error('the response is not JSON');
+      });
+      const { keys, fingerprint } = importJwks(body, this.#options.logger);
+      if (keys.length === 0) throw new Error('no usable signing key in the key set');
+      return { keys, fingerprint, headers: response.headers };
+    } catch (error) {
+      if (abort.signal.aborted && abort.signal.reason instanceof Error) throw abort.signal.reason;
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      if (this.#abort === abort) this.#abort = undefined;
+    }
+  }
+}
+
+const PUBLIC_MEMBERS = ['kty', 'crv', 'n', 'e', 'x', 'y'] as const;
+
+/** Imports the usable signature keys of a JWKS document; keys we cannot use are skipped with a debug line. */
+export function importJwks(body: unknown, logger: Logger): { keys: VerificationKey[]; fingerprint: string } {
+  const list = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['keys'] : undefined;
+  if (!Array.isArray(list)) throw new Error('the response has no "keys" list');
+  const keys: VerificationKey[] = [];
+  const prints: string[] = [];
+  for (const jwk of list) {
+    try {
+      const key = importJwk(jwk);
+      if (key === undefined) continue;
+      keys.push(key.key);
+      prints.push(key.print);
+    } catch (error) {
+      logger.debug(`jwt-session: skipping a JWK: ${(error as Error).message}`);
+    }
+  }
+  return { keys, fingerprint: prints.sort().join('\n') };
+}
+
+function importJwk(value: unknown): { key: VerificationKey; print: string } | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
+  const jwk = value as Record<string, unknown>;
+  if (jwk['use'] !== undefined && jwk['use'] !== 'sig') return undefined;
+  const ops = jwk['key_ops'];
+  if (Array.isArray(ops) && !ops.includes('verify')) return undefined;
+  const alg = algorithmOf(jwk);
+  const info = algorithmInfo(alg);
+  if (info === undefined) throw new Error(`unsupported alg ${alg}`);
+  const material: Record<string, unknown> = {};
+  for (const member of PUBLIC_MEMBERS) if (jwk[member] !== undefined) material[member] = jwk[member];
+  const key = createPublicKey({ key: material as JsonWebKey, format: 'jwk' });
+  checkKeyFits(alg, info, key);
+  const kid = typeof jwk['kid'] === 'string' ? jwk['kid'] : undefined;
+  const print = JSON.stringify([kid ?? null, alg, ...PUBLIC_MEMBERS.map((m) => material[m] ?? null)]);
+  return { key: kid === undefined ? { alg, family: info.family, key } : { alg, family: info.family, key, kid }, print };
+}
+
+const EC_ALGS: Readonly<Record<string, string>> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
+
+/**
+ * The one algorithm a JWK verifies: its `alg`, or what its type implies. An RSA key without `alg`
+ * (Azure AD publishes those) is taken as RS256, the algorithm every such provider signs with.
+ */
+function algorithmOf(jwk: Record<string, unknown>): string {
+  const declared = typeof jwk['alg'] === 'string' ? jwk['alg'] : undefined;
+  switch (jwk['kty']) {
+    case 'RSA':
+      return declared ?? 'RS256';
+    case 'EC': {
+      const implied = EC_ALGS[String(jwk['crv'])];
+      if (implied === undefined) throw new Error(`unsupported curve ${String(jwk['crv'])}`);
+      if (declared !== undefined && declared !== implied) throw new Error(`alg ${declared} does not fit curve ${String(jwk['crv'])}`);
+      return implied;
+    }
+    case 'OKP':
+      if (jwk['crv'] !== 'Ed25519') throw new Error(`unsupported curve ${String(jwk['crv'])}`);
+      if (declared !== undefined && declared !== 'EdDSA' && declared !== 'Ed25519') throw new Error(`alg ${declared} does not fit Ed25519`);
+      return 'EdDSA';
+    default:
+      throw new Error(`unsupported kty ${String(jwk['kty'])}`);
+  }
+}

@@ -1,0 +1,94 @@
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { SessionError } from './errors.js';
+import type { JwtSessionOptions } from './options.js';
+import type { HeadersInput } from './request-headers.js';
+import { createSessionResolver, type SessionResolver } from './resolver.js';
+import type { Session } from './session.js';
+
+/** The rendering of a {@link SessionError} as the HTTP answer of CONTRACT 4. */
+export function sessionErrorResponse(error: SessionError, ResponseCtor: typeof Response = Response): Response {
+  return new ResponseCtor(JSON.stringify(error.toJSON()), {
+    status: error.status,
+    headers: { 'Content-Type': 'application/json', ...error.headers },
+  });
+}
+
+function isSession(value: unknown): value is Session {
+  if (typeof value !== 'object' || value === null) return false;
+  const s = value as Record<string, unknown>;
+  return typeof s['role'] === 'string' && typeof s['isAdmin'] === 'boolean' && typeof s['variables'] === 'object' && s['variables'] !== null;
+}
+
+/** Finds request headers in contexts built by other transports (graphql-ws, plain Envelop). */
+function headersOf(context: Record<string, unknown>): HeadersInput | undefined {
+  for (const holder of [context['request'], context['req'], (context['extra'] as Record<string, unknown> | undefined)?.['request']]) {
+    const headers = (holder as { headers?: unknown } | undefined)?.headers;
+    if (typeof headers === 'object' && headers !== null) return headers as HeadersInput;
+  }
+  return undefined;
+}
+
+/**
+ * The Yoga/Envelop plugin: authenticates every GraphQL request and puts `context.session`.
+ *
+ * Over HTTP it resolves the session in `onRequest` for the GraphQL endpoint and answers failures
+ * itself (status, JSON body and headers of CONTRACT 4), so no parsing or execution happens for a
+ * rejected request. When the context already carries a `session` (the server sets one for
+ * graphql-ws operations from {@link createGraphqlWsSession}), that session is used as is. Any other
+ * context is resolved from the headers it carries (`request`, `req` or `extra.request`).
+ *
+ * Pass `{ resolver }` to share one resolver (and its JWKS cache) with the WebSocket helper; the
+ * plugin then leaves disposing it to the caller.
+ */
+export function useJwtSession(options: JwtSessionOptions | { resolver: SessionResolver }): Plugin<{ session: Session }> {
+  const shared = 'resolver' in options;
+  const resolver = shared ? options.resolver : createSessionResolver(options);
+  const sessions = new WeakMap<Request, Session>();
+  let isGraphQLRequest: (url: URL) => boolean = () => true;
+
+  return {
+    onYogaInit({ yoga }) {
+      const endpoint = yoga.graphqlEndpoint;
+      let pattern: { test(input: URL): boolean } | undefined;
+      try {
+        pattern = new yoga.fetchAPI.URLPattern({ pathname: endpoint });
+      } catch {
+        pattern = undefined;
+      }
+      // Only the GraphQL endpoint is ours: health checks and other plugins' routes pass untouched.
+      isGraphQLRequest = (url) =>
+        url.pathname === endpoint || url.pathname === `${endpoint}/` || pattern?.test(url) === true;
+    },
+    async onRequest({ request, url, endResponse, fetchAPI }) {
+      if (request.method === 'OPTIONS' || !isGraphQLRequest(url)) return;
+      try {
+        sessions.set(request, await resolver.resolve(request.headers));
+      } catch (error) {
+        if (!(error instanceof SessionError)) throw error;
+        endResponse(sessionErrorResponse(error, fetchAPI.Response));
+      }
+    },
+    onContextBuilding({ context, extendContext }) {
+      const ctx = context as unknown as Record<string, unknown>;
+      const request = ctx['request'];
+      const resolved = request instanceof Object ? sessions.get(request as Request) : undefined;
+      if (resolved !== undefined) {
+        extendContext({ session: resolved });
+        return;
+      }
+      if (isSession(ctx['session'])) return;
+      return resolver.resolve(headersOf(ctx) ?? {}).then(
+        (session) => extendContext({ session }),
+        (error: unknown) => {
+          if (!(error instanceof SessionError)) throw error;
+          throw createGraphQLError(error.message, {
+            extensions: { code: error.code, path: '$', http: { status: error.status, headers: error.headers } },
+          });
+        },
+      );
+    },
+    onDispose() {
+      if (!shared) resolver.dispose();
+    },
+  };
+}

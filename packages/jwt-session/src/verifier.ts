@@ -1,0 +1,115 @@
+import { LRUCache } from 'lru-cache';
+import { algorithmInfo, type VerificationKey } from './algorithms.js';
+import { checkAudienceAndIssuer, checkTokenTimes, extractTokenClaims, type TokenClaims } from './claims.js';
+import type { JwtConfig } from './config.js';
+import { INVALID_SIGNATURE, JwtClaimsError, JwtVerificationError, NO_USABLE_KEYS } from './errors.js';
+import { RemoteKeySet } from './jwks.js';
+import { decodeJws, decodePayload, verifyJwsSignature } from './jws.js';
+import type { Logger } from './options.js';
+
+/** A token whose signature, `aud` and `iss` held. Its times are re-checked on every use. */
+export interface VerifiedToken {
+  readonly payload: Readonly<Record<string, unknown>>;
+  /** `exp` in seconds, when the token has one. */
+  readonly exp: number | undefined;
+  /** The session claims, or why the token does not describe a session (also cached: it never changes). */
+  readonly claims: TokenClaims | JwtClaimsError;
+}
+
+export interface TokenVerifierOptions {
+  config: JwtConfig;
+  prefix: string;
+  cacheMax: number;
+  fetch: typeof fetch;
+  jwksFetchTimeoutMs: number;
+  logger: Logger;
+}
+
+/** Verifies tokens against the configured key or JWKS, caching successes by the raw token. */
+export class TokenVerifier {
+  readonly #config: JwtConfig;
+  readonly #prefix: string;
+  readonly #cache: LRUCache<string, VerifiedToken> | undefined;
+  readonly #remote: RemoteKeySet | undefined;
+
+  constructor(options: TokenVerifierOptions) {
+    this.#config = options.config;
+    this.#prefix = options.prefix;
+    this.#cache = options.cacheMax > 0 ? new LRUCache<string, VerifiedToken>({ max: options.cacheMax }) : undefined;
+    if (options.config.keys.kind === 'jwks') {
+      this.#remote = new RemoteKeySet({
+        url: options.config.keys.url,
+        fetch: options.fetch,
+        timeoutMs: options.jwksFetchTimeoutMs,
+        logger: options.logger,
+        // A token verified by a key that was withdrawn must be verified again.
+        onKeysChanged: () => this.#cache?.clear(),
+      });
+    }
+  }
+
+  /** Settles once keys are available or the first JWKS fetch failed. */
+  ready(): Promise<void> {
+    return this.#remote?.ready ?? Promise.resolve();
+  }
+
+  dispose(): void {
+    this.#remote?.dispose();
+    this.#cache?.clear();
+  }
+
+  /**
+   * Verifies `token`. Throws {@link JwtVerificationError} with the reason of CONTRACT 4.
+   * `nowMs` is read once per request so all time checks agree.
+   */
+  async verify(token: string, nowMs = Date.now()): Promise<VerifiedToken> {
+    const skew = this.#config.allowedSkew;
+    const nowSeconds = nowMs / 1000;
+    const cached = this.#cache?.get(token);
+    if (cached !== undefined) {
+      // The cache is only a shortcut past the signature: expiry and nbf are checked on every hit.
+      checkTokenTimes(cached.payload, skew, nowSeconds);
+      return cached;
+    }
+    const jws = decodeJws(token);
+    const info = algorithmInfo(jws.alg);
+    // `none`, and every algorithm we never verify, fail like a bad signature.
+    if (info === undefined) throw new JwtVerificationError(INVALID_SIGNATURE);
+    const keys = await this.#keysFor(jws.alg, info.family, jws.kid);
+    if (!keys.some((key) => verifyJwsSignature(jws, key))) throw new JwtVerificationError(INVALID_SIGNATURE);
+
+    const payload = decodePayload(jws);
+    checkTokenTimes(payload, skew, nowSeconds);
+    checkAudienceAndIssuer(payload, this.#config);
+    let claims: TokenClaims | JwtClaimsError;
+    try {
+      claims = extractTokenClaims(payload, this.#config.claims, this.#prefix);
+    } catch (error) {
+      if (!(error instanceof JwtClaimsError)) throw error;
+      claims = error;
+    }
+    const exp = typeof payload['exp'] === 'number' ? payload['exp'] : undefined;
+    const verified: VerifiedToken = { payload, exp, claims };
+    if (this.#cache !== undefined) {
+      // Never let an entry outlive the token; exp is still re-checked on each hit.
+      const ttl = exp === undefined ? 0 : Math.max(1, Math.floor((exp + skew) * 1000 - nowMs));
+      this.#cache.set(token, verified, { ttl });
+    }
+    return verified;
+  }
+
+  async #keysFor(alg: string, family: string, kid: string | undefined): Promise<readonly VerificationKey[]> {
+    const source = this.#config.keys;
+    if (source.kind === 'key') {
+      // The configured type fixes the algorithm; a header naming another one fails the signature.
+      if (alg !== source.key.alg) throw new JwtVerificationError(INVALID_SIGNATURE);
+      return [source.key];
+    }
+    const candidates = (await this.#remote?.candidates(kid)) ?? [];
+    const usable = candidates.filter((key) => key.alg === alg);
+    if (usable.length > 0) return usable;
+    // A key of the right type with another hash or curve: the header lies about the algorithm.
+    if (candidates.some((key) => key.family === family)) throw new JwtVerificationError(INVALID_SIGNATURE);
+    throw new JwtVerificationError(NO_USABLE_KEYS);
+  }
+}
