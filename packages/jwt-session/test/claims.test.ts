@@ -1,0 +1,190 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { NAMESPACE, secretBytes, sign } from './utils/keys.js';
+import { bearer, errorBody, sessionOf, startApp, type TestApp } from './utils/server.js';
+
+const SECRET = 'c'.repeat(32);
+const apps: TestApp[] = [];
+
+afterAll(async () => {
+  await Promise.all(apps.map((app) => app.close()));
+});
+
+async function app(jwt: Record<string, unknown> = {}): Promise<TestApp> {
+  const started = await startApp({ jwt: { type: 'HS256', key: SECRET, ...jwt }, adminSecret: 'admin-secret' });
+  apps.push(started);
+  return started;
+}
+
+function token(payload: Record<string, unknown>): Promise<string> {
+  return sign(payload, secretBytes(SECRET), { alg: 'HS256' });
+}
+
+const roles = { 'x-svc-allowed-roles': ['user', 'editor'], 'x-svc-default-role': 'user' };
+
+async function expectError(server: TestApp, payload: Record<string, unknown>, code: string, message: string | RegExp): Promise<void> {
+  const answer = await server.query(bearer(await token(payload)));
+  expect(answer.status).toBe(401);
+  expect(answer.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+  if (typeof message === 'string') {
+    expect(answer.body).toEqual(errorBody(code, message));
+  } else {
+    const error = (answer.body as { errors: { message: string; extensions: unknown }[] }).errors[0];
+    expect(error?.extensions).toEqual({ code, path: '$' });
+    expect(error?.message).toMatch(message);
+  }
+}
+
+describe('claims', () => {
+  it('reads the default namespace, lower-cases names and keeps only x-svc- claims', async () => {
+    const server = await app();
+    const session = sessionOf(
+      await server.query(
+        bearer(await token({ sub: 'u', other: 'x', [NAMESPACE]: { ...roles, 'X-Svc-User-Id': 'u1', 'x-svc-count': 3, 'x-svc-flag': true, plain: 'ignored' } })),
+      ),
+    );
+    expect(session).toEqual({
+      role: 'user',
+      isAdmin: false,
+      variables: { 'x-svc-user-id': 'u1', 'x-svc-count': '3', 'x-svc-flag': 'true', 'x-svc-role': 'user' },
+      expiresAt: expect.any(String),
+    });
+  });
+
+  it('sets expiresAt from exp', async () => {
+    const server = await app();
+    const exp = Math.floor(Date.now() / 1000) + 600;
+    const answer = await server.query(bearer(await sign({ [NAMESPACE]: roles }, secretBytes(SECRET), { alg: 'HS256', expiresIn: 600 })));
+    expect(sessionOf(answer)['expiresAt']).toBe(new Date(exp * 1000).toISOString());
+  });
+
+  it('reads a custom claims_namespace', async () => {
+    const server = await app({ claims_namespace: 'claims' });
+    expect(sessionOf(await server.query(bearer(await token({ claims: roles }))))).toMatchObject({ role: 'user' });
+    await expectError(server, { [NAMESPACE]: roles }, 'jwt-invalid-claims', "claims key: 'claims' not found");
+  });
+
+  it('reads claims at the payload root with claims_namespace_path "$"', async () => {
+    const server = await app({ claims_namespace_path: '$' });
+    expect(sessionOf(await server.query(bearer(await token({ ...roles, 'x-svc-user-id': '9' }))))).toMatchObject({
+      variables: { 'x-svc-user-id': '9', 'x-svc-role': 'user' },
+    });
+  });
+
+  it('reads claims at "$.a.b" and reports a missing path', async () => {
+    const server = await app({ claims_namespace_path: '$.a.b' });
+    expect(sessionOf(await server.query(bearer(await token({ a: { b: roles } }))))).toMatchObject({ role: 'user' });
+    await expectError(server, { a: {} }, 'jwt-invalid-claims', "claims not found at claims_namespace_path: '$.a.b'");
+  });
+
+  it("reads claims at \"$['a%']\" (a key that is no identifier)", async () => {
+    const server = await app({ claims_namespace_path: "$['a%']" });
+    expect(sessionOf(await server.query(bearer(await token({ 'a%': roles }))))).toMatchObject({ role: 'user' });
+  });
+
+  it('reads stringified JSON claims and rejects non-strings and non-JSON text', async () => {
+    const server = await app({ claims_format: 'stringified_json' });
+    expect(sessionOf(await server.query(bearer(await token({ [NAMESPACE]: JSON.stringify(roles) }))))).toMatchObject({ role: 'user' });
+    await expectError(server, { [NAMESPACE]: roles }, 'jwt-invalid-claims', 'expecting a string when claims_format is stringified_json');
+    await expectError(server, { [NAMESPACE]: '{nope' }, 'jwt-invalid-claims', new RegExp(`claims key: '${NAMESPACE}'`));
+  });
+
+  it('rejects a json-format namespace value that is not an object', async () => {
+    const server = await app();
+    await expectError(server, { [NAMESPACE]: 'text' }, 'jwt-invalid-claims', 'expecting a json object when claims_format is json');
+    await expectError(server, { [NAMESPACE]: [roles] }, 'jwt-invalid-claims', 'expecting a json object when claims_format is json');
+  });
+
+  it('rejects a missing namespace with the namespace named', async () => {
+    await expectError(await app(), { roles }, 'jwt-invalid-claims', `claims key: '${NAMESPACE}' not found`);
+  });
+
+  it('requires the allowed roles and default role claims', async () => {
+    const server = await app();
+    await expectError(server, { [NAMESPACE]: { 'x-svc-default-role': 'user' } }, 'jwt-missing-role-claims', 'JWT claim does not contain x-svc-allowed-roles');
+    await expectError(server, { [NAMESPACE]: { 'x-svc-allowed-roles': ['user'] } }, 'jwt-missing-role-claims', 'JWT claim does not contain x-svc-default-role');
+  });
+
+  it('rejects allowed roles that are not a list of strings', async () => {
+    const server = await app();
+    for (const value of ['user', [1], null, { a: 1 }]) {
+      await expectError(
+        server,
+        { [NAMESPACE]: { 'x-svc-allowed-roles': value, 'x-svc-default-role': 'user' } },
+        'jwt-invalid-claims',
+        /^invalid x-svc-allowed-roles; should be a list of roles/,
+      );
+    }
+  });
+
+  it('rejects a custom claim that is null, an object or a list, naming it', async () => {
+    const server = await app();
+    for (const value of [null, { a: 1 }, ['a']]) {
+      await expectError(server, { [NAMESPACE]: { ...roles, 'x-svc-org-id': value } }, 'jwt-invalid-claims', /x-svc-org-id/);
+    }
+  });
+
+  it('maps claims with claims_map: paths over the whole payload, defaults and literals', async () => {
+    const server = await app({
+      claims_map: {
+        'x-svc-allowed-roles': { path: '$.roles' },
+        'x-svc-default-role': 'user',
+        'x-svc-user-id': { path: '$.sub' },
+        'x-svc-org-id': { path: "$.org['id']", default: 'no-org' },
+        'x-svc-tier': 'gold',
+      },
+      // Ignored when claims_map is set (SPEC 2.1 rule 2).
+      claims_namespace: 'nowhere',
+    });
+    expect(sessionOf(await server.query(bearer(await token({ sub: 'u7', roles: ['user'] }))))).toEqual({
+      role: 'user',
+      isAdmin: false,
+      expiresAt: expect.any(String),
+      variables: { 'x-svc-user-id': 'u7', 'x-svc-org-id': 'no-org', 'x-svc-tier': 'gold', 'x-svc-role': 'user' },
+    });
+    expect(sessionOf(await server.query(bearer(await token({ sub: 'u7', roles: ['user'], org: { id: 'o1' } }))))).toMatchObject({
+      variables: { 'x-svc-org-id': 'o1' },
+    });
+    await expectError(server, { roles: ['user'] }, 'jwt-invalid-claims', 'JWT claim from claims_map, x-svc-user-id not found');
+  });
+
+  it('takes a literal list of allowed roles from claims_map', async () => {
+    const server = await app({ claims_map: { 'x-svc-allowed-roles': ['user', 'guest'], 'x-svc-default-role': { path: '$.role' } } });
+    expect(sessionOf(await server.query(bearer(await token({ role: 'guest' }))))).toMatchObject({ role: 'guest' });
+  });
+});
+
+describe('standard claims', () => {
+  it('rejects an expired token, honouring allowed_skew', async () => {
+    const strict = await app();
+    const lenient = await app({ allowed_skew: 60 });
+    const expired = await sign({ [NAMESPACE]: roles }, secretBytes(SECRET), { alg: 'HS256', expiresIn: -30 });
+    const answer = await strict.query(bearer(expired));
+    expect(answer.status).toBe(401);
+    expect(answer.body).toEqual(errorBody('invalid-jwt', 'Could not verify JWT: JWTExpired'));
+    expect(answer.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    expect(sessionOf(await lenient.query(bearer(expired)))).toMatchObject({ role: 'user' });
+  });
+
+  it('rejects nbf and iat in the future beyond the skew', async () => {
+    const server = await app({ allowed_skew: 10 });
+    const now = Math.floor(Date.now() / 1000);
+    await expectError(server, { [NAMESPACE]: roles, nbf: now + 60 }, 'invalid-jwt', 'Could not verify JWT: JWTNotYetValid');
+    await expectError(server, { [NAMESPACE]: roles, iat: now + 60 }, 'invalid-jwt', 'Could not verify JWT: JWTIssuedAtFuture');
+    expect(sessionOf(await server.query(bearer(await token({ [NAMESPACE]: roles, nbf: now + 5, iat: now + 5 }))))).toMatchObject({ role: 'user' });
+  });
+
+  it('checks aud against a string or a list, and rejects a token without aud', async () => {
+    const server = await app({ audience: ['app-1', 'app-2'] });
+    expect(sessionOf(await server.query(bearer(await token({ [NAMESPACE]: roles, aud: 'app-2' }))))).toMatchObject({ role: 'user' });
+    expect(sessionOf(await server.query(bearer(await token({ [NAMESPACE]: roles, aud: ['x', 'app-1'] }))))).toMatchObject({ role: 'user' });
+    await expectError(server, { [NAMESPACE]: roles, aud: 'app-3' }, 'invalid-jwt', 'Could not verify JWT: JWTNotInAudience');
+    await expectError(server, { [NAMESPACE]: roles }, 'invalid-jwt', 'Could not verify JWT: JWTNotInAudience');
+  });
+
+  it('checks iss, accepting a token without iss', async () => {
+    const server = await app({ issuer: 'https://idp.example' });
+    expect(sessionOf(await server.query(bearer(await token({ [NAMESPACE]: roles, iss: 'https://idp.example' }))))).toMatchObject({ role: 'user' });
+    expect(sessionOf(await server.query(bearer(await token({ [NAMESPACE]: roles }))))).toMatchObject({ role: 'user' });
+    await expectError(server, { [NAMESPACE]: roles, iss: 'https://evil.example' }, 'invalid-jwt', 'Could not verify JWT: JWTNotInIssuer');
+  });
+});
