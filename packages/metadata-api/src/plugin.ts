@@ -63,8 +63,10 @@ export function useMetadataApi(options: MetadataApiOptions): Plugin {
       const result = await service.handle(body);
       return json(result.status, result.body);
     } catch (error) {
-      if (error instanceof MetadataApiError) return json(error.status, error.toBody());
-      throw error;
+      if (!(error instanceof MetadataApiError)) throw error;
+      // The rest of an oversized body is never read: the connection cannot carry another request.
+      const headers: Record<string, string> = error.code === 'payload-too-large' ? { connection: 'close' } : {};
+      return json(error.status, error.toBody(), headers);
     }
   }
 

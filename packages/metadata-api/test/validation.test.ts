@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { A, startFixture, type Fixture } from './utils/fixture.js';
+
+let fixture: Fixture;
+beforeAll(async () => {
+  fixture = await startFixture();
+});
+afterAll(async () => {
+  await fixture.close();
+});
+
+const invalid = (path: string, error: string) => ({ status: 400, body: { error, path, code: 'invalid-params' } });
+
+describe('add_remote_schema validation', () => {
+  const cases: Array<[string, Record<string, unknown>, string, string]> = [
+    ['a timeout of zero', { definition: { url: A, timeout_seconds: 0 } }, '$.args.definition.timeout_seconds', 'expected a positive number'],
+    ['a negative timeout', { definition: { url: A, timeout_seconds: -1 } }, '$.args.definition.timeout_seconds', 'expected a positive number'],
+    ['a timeout given as text', { definition: { url: A, timeout_seconds: '5' } }, '$.args.definition.timeout_seconds', 'expected a positive number'],
+    [
+      'a timeout setTimeout cannot honour',
+      { definition: { url: A, timeout_seconds: 1e9 } },
+      '$.args.definition.timeout_seconds',
+      'expected a positive number of at most 2147483',
+    ],
+    ['an unknown definition key', { definition: { url: A, timeout: 5 } }, '$.args.definition.timeout', 'unknown field "timeout"'],
+    ['an unknown args key', { definition: { url: A }, comments: 'x' }, '$.args.comments', 'unknown field "comments"'],
+    ['an ftp URL', { definition: { url: 'ftp://a.test/graphql' } }, '$.args.definition.url', 'expected an http or https URL'],
+    ['a URL that is not one', { definition: { url: 'not a url' } }, '$.args.definition.url', 'expected an http or https URL'],
+    ['no URL', { definition: {} }, '$.args.definition', 'one of "url" and "url_from_env" is required'],
+    [
+      'both url and url_from_env',
+      { definition: { url: A, url_from_env: 'REMOTE_URL' } },
+      '$.args.definition',
+      'only one of "url" and "url_from_env" can be given',
+    ],
+    ['a bad url_from_env', { definition: { url_from_env: 'not-a-name' } }, '$.args.definition.url_from_env', 'expected the name of an environment variable'],
+    ['a definition that is a list', { definition: [] }, '$.args.definition', 'expected an object'],
+    ['no definition', {}, '$.args', 'key "definition" not found'],
+    ['forward_client_headers as text', { definition: { url: A, forward_client_headers: 'yes' } }, '$.args.definition.forward_client_headers', 'expected a boolean'],
+    ['headers that are not a list', { definition: { url: A, headers: {} } }, '$.args.definition.headers', 'expected an array'],
+    [
+      'a header without a value',
+      { definition: { url: A, headers: [{ name: 'x-a' }] } },
+      '$.args.definition.headers[0]',
+      'one of "value" and "value_from_env" is required',
+    ],
+    [
+      'a header with both values',
+      { definition: { url: A, headers: [{ name: 'x-a', value: 'v', value_from_env: 'V' }] } },
+      '$.args.definition.headers[0]',
+      'only one of "value" and "value_from_env" can be given',
+    ],
+    [
+      'a header name with a space',
+      { definition: { url: A, headers: [{ name: 'x a', value: 'v' }] } },
+      '$.args.definition.headers[0].name',
+      'expected an HTTP header name',
+    ],
+    [
+      'a header value with a line break',
+      { definition: { url: A, headers: [{ name: 'x-a', value: 'v\r\nx-b: w' }] } },
+      '$.args.definition.headers[0].value',
+      'must not contain line breaks or NUL characters',
+    ],
+    ['a comment that is a number', { definition: { url: A }, comment: 5 }, '$.args.comment', 'expected a string'],
+    [
+      'a namespace starting with __',
+      { definition: { url: A, customization: { root_fields_namespace: '__ns' } } },
+      '$.args.definition.customization.root_fields_namespace',
+      'names starting with "__" are reserved for introspection',
+    ],
+    [
+      'a namespace that is not a GraphQL name',
+      { definition: { url: A, customization: { root_fields_namespace: 'a-b' } } },
+      '$.args.definition.customization.root_fields_namespace',
+      'expected a GraphQL name',
+    ],
+    [
+      'an unknown customization key',
+      { definition: { url: A, customization: { type_name: {} } } },
+      '$.args.definition.customization.type_name',
+      'unknown field "type_name"',
+    ],
+    [
+      'a type mapping that is not distinct',
+      { definition: { url: A, customization: { type_names: { mapping: { User: 'Person', Admin: 'Person' } } } } },
+      '$.args.definition.customization.type_names.mapping.Admin',
+      'mapping is not distinct: "User" and "Admin" are both mapped to "Person"',
+    ],
+    [
+      'a type mapping to an invalid name',
+      { definition: { url: A, customization: { type_names: { mapping: { User: 'Bad-Name' } } } } },
+      '$.args.definition.customization.type_names.mapping.User',
+      'expected a GraphQL name',
+    ],
+    [
+      'a type mapping to a __ name',
+      { definition: { url: A, customization: { type_names: { mapping: { User: '__User' } } } } },
+      '$.args.definition.customization.type_names.mapping.User',
+      'names starting with "__" are reserved for introspection',
+    ],
+    [
+      'a type prefix starting with __',
+      { definition: { url: A, customization: { type_names: { prefix: '__p' } } } },
+      '$.args.definition.customization.type_names.prefix',
+      'names starting with "__" are reserved for introspection',
+    ],
+    [
+      'a type suffix with a dash',
+      { definition: { url: A, customization: { type_names: { suffix: '-s' } } } },
+      '$.args.definition.customization.type_names.suffix',
+      'expected letters, digits or underscores',
+    ],
+    [
+      'field names without parent_type',
+      { definition: { url: A, customization: { field_names: [{ prefix: 'p_' }] } } },
+      '$.args.definition.customization.field_names[0]',
+      'key "parent_type" not found',
+    ],
+    [
+      'field names for the same parent twice',
+      { definition: { url: A, customization: { field_names: [{ parent_type: 'Query' }, { parent_type: 'Query', prefix: 'x' }] } } },
+      '$.args.definition.customization.field_names[1].parent_type',
+      'parent_type "Query" is given more than once',
+    ],
+    [
+      'a field mapping that is not distinct',
+      { definition: { url: A, customization: { field_names: [{ parent_type: 'Query', mapping: { a: 'x', b: 'x' } }] } } },
+      '$.args.definition.customization.field_names[0].mapping.b',
+      'mapping is not distinct: "a" and "b" are both mapped to "x"',
+    ],
+  ];
+
+  it.each(cases)('refuses %s with invalid-params at the path of the field', async (_title, args, path, message) => {
+    expect(await fixture.server.post({ type: 'add_remote_schema', args: { name: 'r', ...args } })).toEqual(invalid(path, message));
+  });
+
+  const names: Array<[string, unknown, string]> = [
+    ['an empty name', '', 'expected a non-empty string'],
+    ['a name that is not a string', 5, 'expected a non-empty string'],
+    ['a name of 256 characters', 'n'.repeat(256), 'expected at most 255 characters'],
+    ['a name with a newline', 'a\nb', 'must not contain control characters'],
+    ['a name with a NUL', 'a\u0000b', 'must not contain control characters'],
+  ];
+
+  it.each(names)('refuses %s', async (_title, name, message) => {
+    expect(await fixture.server.post({ type: 'add_remote_schema', args: { name, definition: { url: A } } })).toEqual(
+      invalid('$.args.name', message),
+    );
+  });
+
+  it('accepts a name of 255 characters with spaces and non-ASCII letters', async () => {
+    const name = `remote ä ${'n'.repeat(246)}`;
+    expect(name).toHaveLength(255);
+    expect(await fixture.server.post({ type: 'add_remote_schema', args: { name, definition: { url: A } } })).toEqual({
+      status: 200,
+      body: { message: 'success' },
+    });
+    await fixture.server.post({ type: 'remove_remote_schema', args: { name } });
+  });
+
+  it('names keys that are not identifiers in bracket notation', async () => {
+    expect(
+      await fixture.server.post({ type: 'add_remote_schema', args: { name: 'r', definition: { url: A, 'time out': 1 } } }),
+    ).toEqual(invalid('$.args.definition["time out"]', 'unknown field "time out"'));
+  });
+});
