@@ -1,6 +1,8 @@
 // Server module for `pnpm bench auth`: Yoga `{ hello }` on its own, or the same app with
 // useJwtSession. Runs in a child process (see child.ts).
-import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
+import { createSchema, createYoga } from 'graphql-yoga';
+// By path: bench/ is not a workspace package, so the package name does not resolve from here.
+import { useJwtSession } from '../../packages/jwt-session/src/index.js';
 import type { StartedServer } from './child-protocol.js';
 import { listen } from './http.js';
 
@@ -9,24 +11,12 @@ export interface HelloServerOptions {
   readonly jwt?: { readonly type: string; readonly key: string };
 }
 
-/** The subset of `@svc-graphql/jwt-session` this benchmark uses. */
-interface JwtSessionModule {
-  useJwtSession(options: { jwt: { type: string; key: string }; adminSecret: string }): Plugin;
-}
-
 interface HelloContext {
   session?: { role: string };
 }
 
 export async function start(raw: unknown): Promise<StartedServer> {
   const options = raw as HelloServerOptions;
-  const plugins: Plugin[] = [];
-  if (options.jwt) {
-    // Loaded by path: bench/ is not a workspace package, so the package name does not resolve here.
-    const specifier = '../../packages/jwt-session/src/index.js';
-    const { useJwtSession } = (await import(specifier)) as JwtSessionModule;
-    plugins.push(useJwtSession({ jwt: options.jwt, adminSecret: 'bench-admin-secret' }));
-  }
   const yoga = createYoga({
     schema: createSchema({
       typeDefs: 'type Query { hello: String! }',
@@ -36,7 +26,7 @@ export async function start(raw: unknown): Promise<StartedServer> {
     graphqlEndpoint: '/graphql',
     logging: false,
     landingPage: false,
-    plugins,
+    plugins: options.jwt ? [useJwtSession({ jwt: options.jwt, adminSecret: 'bench-admin-secret' })] : [],
   });
   return listen(yoga);
 }

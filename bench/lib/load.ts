@@ -22,6 +22,8 @@ export interface LoadOptions {
   /** Called once per request with a run-wide counter (0, 1, 2, ...) across all connections. */
   readonly request: (index: number) => RequestSpec;
   readonly check?: ResponseCheck;
+  /** Stop as soon as this settles (then `duration` is only the upper bound). */
+  readonly until?: Promise<unknown>;
 }
 
 export interface LoadResult {
@@ -87,7 +89,7 @@ export async function runLoad(options: LoadOptions, firstIndex = 0): Promise<Loa
   };
 
   const started = performance.now();
-  const result = await autocannon({
+  const opts: autocannon.Options = {
     url: url.origin,
     connections: options.connections,
     pipelining: 1,
@@ -112,7 +114,16 @@ export async function runLoad(options: LoadOptions, firstIndex = 0): Promise<Loa
         },
       },
     ],
+  };
+  const finished = new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(opts, (error: unknown, result: autocannon.Result) => {
+      if (error) reject(error instanceof Error ? error : new Error(String(error)));
+      else resolve(result);
+    });
+    const stop = (): void => instance.stop();
+    options.until?.then(stop, stop);
   });
+  const result = await finished;
   const seconds = (performance.now() - started) / 1000;
   const connectionFailures = result.errors; // includes timeouts
   if (connectionFailures > 0) {
