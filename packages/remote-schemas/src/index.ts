@@ -1,1 +1,23 @@
-export {};
+export { createRemoteSchemaRegistry } from './registry.js';
+export { useRemoteSchemas } from './plugin.js';
+export { RemoteSchemaError, httpExceptionMessage } from './errors.js';
+export { forwardedHeaders } from './headers.js';
+export type {
+  ClientHeaders,
+  ForwardedSession,
+  Logger,
+  RemoteSchemaRegistryOptions,
+} from './options.js';
+export type {
+  FieldNamesCustomization,
+  PlanOptions,
+  RegistryPlan,
+  RemoteSchemaCustomization,
+  RemoteSchemaDefinition,
+  RemoteSchemaEntry,
+  RemoteSchemaErrorCode,
+  RemoteSchemaHeader,
+  RemoteSchemaProblem,
+  RemoteSchemaRegistry,
+  TypeNamesCustomization,
+} from './types.js';

@@ -1,0 +1,191 @@
+import {
+  GraphQLObjectType,
+  GraphQLSchema,
+  GraphQLString,
+  specifiedDirectives,
+  validateSchema,
+  type GraphQLFieldConfig,
+  type GraphQLNamedType,
+} from 'graphql';
+import type { LoadedRemote } from './loaded-remote.js';
+import type { RemoteSchemaProblem } from './types.js';
+
+export type RootOperation = 'query' | 'mutation' | 'subscription';
+const OPERATIONS: readonly RootOperation[] = ['query', 'mutation', 'subscription'];
+
+/** Which remote owns each root field of a composed schema (the fast path reads it). */
+export interface Routing {
+  rootTypeNames: Record<RootOperation, string>;
+  fields: Record<RootOperation, Map<string, LoadedRemote>>;
+}
+
+const routingBySchema = new WeakMap<GraphQLSchema, Routing>();
+
+/** The routing of a schema built by a registry, `undefined` for any other schema. */
+export function routingOf(schema: GraphQLSchema): Routing | undefined {
+  return routingBySchema.get(schema);
+}
+
+export const PLACEHOLDER_FIELD = 'no_queries_available';
+
+/** Hasura's schema before any remote is added. */
+export function createPlaceholderSchema(): GraphQLSchema {
+  return new GraphQLSchema({
+    query: new GraphQLObjectType({
+      name: 'Query',
+      fields: { [PLACEHOLDER_FIELD]: { type: GraphQLString, resolve: () => null } },
+    }),
+  });
+}
+
+export interface Composition {
+  schema: GraphQLSchema;
+  included: LoadedRemote[];
+  problems: RemoteSchemaProblem[];
+}
+
+type FieldConfig = GraphQLFieldConfig<unknown, unknown>;
+
+function rootsOf(schema: GraphQLSchema): Partial<Record<RootOperation, GraphQLObjectType>> {
+  const roots: Partial<Record<RootOperation, GraphQLObjectType>> = {};
+  const query = schema.getQueryType();
+  const mutation = schema.getMutationType();
+  const subscription = schema.getSubscriptionType();
+  if (query) roots.query = query;
+  if (mutation) roots.mutation = mutation;
+  if (subscription) roots.subscription = subscription;
+  return roots;
+}
+
+/**
+ * Puts the local schema and the remotes side by side, in order. Nothing is merged: a remote whose
+ * root field or type name is already taken is left out with an `invalid-configuration` problem.
+ * Types are shared by reference, so the work is linear in the number of types.
+ */
+export function compose(local: GraphQLSchema, placeholder: boolean, remotes: readonly LoadedRemote[]): Composition {
+  const localRoots = rootsOf(local);
+  const rootTypeNames: Record<RootOperation, string> = {
+    query: localRoots.query?.name ?? 'Query',
+    mutation: localRoots.mutation?.name ?? 'Mutation',
+    subscription: localRoots.subscription?.name ?? 'Subscription',
+  };
+  const rootNames = new Set(Object.values(rootTypeNames));
+  const fields: Record<RootOperation, Map<string, FieldConfig>> = { query: new Map(), mutation: new Map(), subscription: new Map() };
+  const owners: Record<RootOperation, Map<string, LoadedRemote>> = { query: new Map(), mutation: new Map(), subscription: new Map() };
+  const types = new Map<string, GraphQLNamedType>();
+  const localRootTypes = new Set<GraphQLNamedType>(Object.values(localRoots));
+
+  for (const operation of OPERATIONS) {
+    const root = localRoots[operation];
+    if (!root) continue;
+    for (const [name, config] of Object.entries(root.toConfig().fields)) fields[operation].set(name, config);
+  }
+  for (const [name, type] of Object.entries(local.getTypeMap())) {
+    if (!name.startsWith('__') && !localRootTypes.has(type)) types.set(name, type);
+  }
+
+  const problems: RemoteSchemaProblem[] = [];
+  const included: LoadedRemote[] = [];
+  for (const remote of remotes) {
+    const problem = clash(remote, fields, types, rootNames, placeholder);
+    if (problem) {
+      problems.push({ name: remote.name, code: 'invalid-configuration', message: problem });
+      continue;
+    }
+    included.push(remote);
+    const remoteRoots = new Set<GraphQLNamedType>(Object.values(remote.public.roots));
+    for (const [name, type] of Object.entries(remote.public.schema.getTypeMap())) {
+      if (!name.startsWith('__') && !remoteRoots.has(type)) types.set(name, type);
+    }
+    for (const operation of OPERATIONS) {
+      const root = remote.public.roots[operation];
+      if (!root) continue;
+      for (const [name, config] of Object.entries(root.toConfig().fields)) {
+        fields[operation].set(name, config);
+        owners[operation].set(name, remote);
+      }
+    }
+  }
+  if (placeholder && owners.query.size > 0) fields.query.delete(PLACEHOLDER_FIELD);
+
+  // graphql-js can still refuse the whole (e.g. a remote that references its own root type by a
+  // name we use for ours): leave the latest remote out and try again.
+  const schema = build(local, rootTypeNames, fields, types);
+  const errors = schema instanceof Error ? [schema] : validateSchema(schema);
+  if (errors.length === 0 && !(schema instanceof Error)) {
+    routingBySchema.set(schema, { rootTypeNames, fields: owners });
+    return { schema, included, problems };
+  }
+  const culprit = included[included.length - 1];
+  if (!culprit) throw errors[0] ?? new Error('the local schema is invalid');
+  const rest = compose(local, placeholder, remotes.filter((r) => r !== culprit));
+  const order = new Map(remotes.map((r, i) => [r.name, i]));
+  const all = [
+    ...rest.problems,
+    { name: culprit.name, code: 'invalid-configuration' as const, message: `Inconsistent object: ${errors.map((e) => e.message).join('; ')}` },
+  ].sort((a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0));
+  return { ...rest, problems: all };
+}
+
+function clash(
+  remote: LoadedRemote,
+  fields: Record<RootOperation, Map<string, FieldConfig>>,
+  types: Map<string, GraphQLNamedType>,
+  rootNames: Set<string>,
+  placeholder: boolean,
+): string | undefined {
+  for (const operation of OPERATIONS) {
+    const root = remote.public.roots[operation];
+    if (!root) continue;
+    for (const name of Object.keys(root.getFields())) {
+      if (placeholder && operation === 'query' && name === PLACEHOLDER_FIELD) continue;
+      if (fields[operation].has(name)) return `Inconsistent object: Duplicate remote field '${name}'`;
+    }
+  }
+  const remoteRoots = new Set<GraphQLNamedType>(Object.values(remote.public.roots));
+  const conflicts: string[] = [];
+  for (const [name, type] of Object.entries(remote.public.schema.getTypeMap())) {
+    if (name.startsWith('__') || remoteRoots.has(type)) continue;
+    const existing = types.get(name);
+    if ((existing !== undefined && existing !== type) || rootNames.has(name)) conflicts.push(name);
+  }
+  if (conflicts.length > 0) {
+    return `Inconsistent object: Conflicting types: ${conflicts.map((c) => `'${c}'`).join(', ')} already exist in the schema`;
+  }
+  return undefined;
+}
+
+function build(
+  local: GraphQLSchema,
+  rootTypeNames: Record<RootOperation, string>,
+  fields: Record<RootOperation, Map<string, FieldConfig>>,
+  types: Map<string, GraphQLNamedType>,
+): GraphQLSchema | Error {
+  const localRoots = rootsOf(local);
+  const root = (operation: RootOperation): GraphQLObjectType | undefined => {
+    const map = fields[operation];
+    if (map.size === 0) return undefined;
+    const base = localRoots[operation]?.toConfig();
+    return new GraphQLObjectType({
+      ...(base ?? {}),
+      name: rootTypeNames[operation],
+      fields: Object.fromEntries(map),
+      interfaces: base?.interfaces ?? [],
+    });
+  };
+  try {
+    const query = root('query');
+    const mutation = root('mutation');
+    const subscription = root('subscription');
+    return new GraphQLSchema({
+      query: query ?? null,
+      mutation: mutation ?? null,
+      subscription: subscription ?? null,
+      types: [...types.values()],
+      directives: local.getDirectives().length > 0 ? local.getDirectives() : specifiedDirectives,
+      ...(local.description ? { description: local.description } : {}),
+    });
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}

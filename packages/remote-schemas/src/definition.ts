@@ -1,0 +1,122 @@
+import { RemoteSchemaError } from './errors.js';
+import type { RemoteSchemaCustomization, RemoteSchemaDefinition } from './types.js';
+
+/** A definition with its environment references read and defaults filled in. */
+export interface ResolvedDefinition {
+  url: string;
+  /** `{name, value}` in configuration order; names as configured. */
+  headers: Array<[string, string]>;
+  forwardClientHeaders: boolean;
+  timeoutMs: number;
+  customization: RemoteSchemaCustomization | undefined;
+}
+
+const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
+
+function invalid(message: string): RemoteSchemaError {
+  return new RemoteSchemaError('invalid-params', message);
+}
+
+/**
+ * Reads `url_from_env` and `value_from_env` now: both are read at every (re)load, so a changed
+ * environment takes effect at the next reload, as in Hasura.
+ */
+export function resolveDefinition(definition: RemoteSchemaDefinition, env = process.env): ResolvedDefinition {
+  let url = definition.url;
+  if (url === undefined && definition.url_from_env !== undefined) {
+    url = env[definition.url_from_env];
+    if (url === undefined || url === '') {
+      throw invalid(`environment variable "${definition.url_from_env}" not set`);
+    }
+  }
+  if (url === undefined) throw invalid('either "url" or "url_from_env" is required');
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch (cause) {
+    throw new RemoteSchemaError('invalid-params', `not a valid URL: "${url}"`, { cause });
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw invalid(`the URL of a remote schema must be http(s), but got "${url}"`);
+  }
+  const headers: Array<[string, string]> = [];
+  for (const header of definition.headers ?? []) {
+    if ('value' in header) {
+      headers.push([header.name, header.value]);
+    } else {
+      const value = env[header.value_from_env];
+      if (value === undefined) throw invalid(`environment variable "${header.value_from_env}" not set`);
+      headers.push([header.name, value]);
+    }
+  }
+  const timeoutSeconds = definition.timeout_seconds ?? 60;
+  if (!(timeoutSeconds > 0) || !Number.isFinite(timeoutSeconds)) {
+    throw invalid(`"timeout_seconds" must be a positive number, but got ${String(timeoutSeconds)}`);
+  }
+  validateCustomization(definition.customization);
+  return {
+    url,
+    headers,
+    forwardClientHeaders: definition.forward_client_headers ?? false,
+    timeoutMs: timeoutSeconds * 1000,
+    customization: isCustomized(definition.customization) ? definition.customization : undefined,
+  };
+}
+
+/** True when the customization changes anything (an empty object does not). */
+export function isCustomized(customization: RemoteSchemaCustomization | undefined): boolean {
+  if (!customization) return false;
+  const { root_fields_namespace: namespace, type_names: types, field_names: fields } = customization;
+  if (namespace !== undefined && namespace !== '') return true;
+  if (types && (types.prefix || types.suffix || Object.keys(types.mapping ?? {}).length > 0)) return true;
+  return (fields ?? []).some((f) => f.prefix || f.suffix || Object.keys(f.mapping ?? {}).length > 0);
+}
+
+function checkName(what: string, name: string): void {
+  if (name.startsWith('__')) throw invalid(`${what} "${name}" starts with "__", which is reserved for GraphQL introspection`);
+  if (!NAME.test(name)) throw invalid(`${what} "${name}" is not a valid GraphQL name`);
+}
+
+function checkAffixes(what: string, prefix: string | undefined, suffix: string | undefined): void {
+  if (prefix) checkName(`${what} prefix`, prefix);
+  if (suffix && !/^[_0-9A-Za-z]+$/.test(suffix)) {
+    throw invalid(`${what} suffix "${suffix}" is not valid in a GraphQL name`);
+  }
+}
+
+function checkMapping(what: string, mapping: Record<string, string> | undefined): void {
+  if (!mapping) return;
+  const seen = new Map<string, string>();
+  const duplicates = new Set<string>();
+  for (const [from, to] of Object.entries(mapping)) {
+    if (typeof to !== 'string') throw invalid(`${what} mapping of "${from}" must be a string`);
+    checkName(`${what} mapping of "${from}" to`, to);
+    if (seen.has(to)) duplicates.add(to);
+    seen.set(to, from);
+  }
+  if (duplicates.size > 0) {
+    throw invalid(`${what} mappings are not distinct; the following names appear more than once: ${[...duplicates].map((d) => `"${d}"`).join(', ')}`);
+  }
+}
+
+/** Customization that is wrong on its own (CONTRACT 5): `invalid-params`. */
+export function validateCustomization(customization: RemoteSchemaCustomization | undefined): void {
+  if (!customization) return;
+  if (customization.root_fields_namespace !== undefined && customization.root_fields_namespace !== '') {
+    checkName('root fields namespace', customization.root_fields_namespace);
+  }
+  const types = customization.type_names;
+  if (types) {
+    checkAffixes('type name', types.prefix, types.suffix);
+    checkMapping('type name', types.mapping);
+  }
+  const parents = new Set<string>();
+  for (const fields of customization.field_names ?? []) {
+    if (parents.has(fields.parent_type)) {
+      throw invalid(`field name customization for parent type "${fields.parent_type}" is given more than once`);
+    }
+    parents.add(fields.parent_type);
+    checkAffixes(`field name (parent type "${fields.parent_type}")`, fields.prefix, fields.suffix);
+    checkMapping(`field name (parent type "${fields.parent_type}")`, fields.mapping);
+  }
+}

@@ -1,0 +1,55 @@
+import { GraphQLError } from 'graphql';
+import type { RemoteSchemaErrorCode } from './types.js';
+
+/**
+ * Why a remote schema cannot be used. The `code` is stable: the metadata API maps it to an HTTP 400
+ * body, and a GraphQL request that fails on a remote carries it in `extensions.code`.
+ */
+export class RemoteSchemaError extends Error {
+  override readonly name = 'RemoteSchemaError';
+  readonly code: RemoteSchemaErrorCode;
+
+  constructor(code: RemoteSchemaErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** CONTRACT 4: the message a client sees when a remote failed, timed out or answered garbage. */
+export function httpExceptionMessage(url: string): string {
+  return `HTTP exception occurred while sending the request to "${url}"`;
+}
+
+/** The GraphQL error of a failed remote call (status 200, CONTRACT 4). */
+export function remoteCallError(url: string): GraphQLError {
+  return new GraphQLError(httpExceptionMessage(url), {
+    extensions: { code: 'remote-schema-error', path: '$' },
+  });
+}
+
+interface RemoteErrorShape {
+  message?: unknown;
+  path?: unknown;
+  locations?: unknown;
+  extensions?: unknown;
+}
+
+/**
+ * Turns an error object from a remote's JSON answer into a `GraphQLError`, keeping its message,
+ * path, locations and extensions (plain objects would be masked by Yoga as unexpected errors).
+ */
+export function toGraphQLError(raw: unknown): GraphQLError {
+  const shape: RemoteErrorShape = raw && typeof raw === 'object' ? (raw as RemoteErrorShape) : {};
+  const message = typeof shape.message === 'string' ? shape.message : 'Unknown error from the remote schema';
+  const path = Array.isArray(shape.path)
+    ? (shape.path as unknown[]).filter((s): s is string | number => typeof s === 'string' || typeof s === 'number')
+    : undefined;
+  const extensions =
+    shape.extensions && typeof shape.extensions === 'object' ? (shape.extensions as Record<string, unknown>) : undefined;
+  const error = new GraphQLError(message, { ...(path ? { path } : {}), ...(extensions ? { extensions } : {}) });
+  if (Array.isArray(shape.locations)) {
+    // GraphQLError derives locations from a source it does not have here; keep the remote's.
+    Object.defineProperty(error, 'locations', { value: shape.locations, enumerable: true });
+  }
+  return error;
+}

@@ -1,0 +1,79 @@
+import {
+  Kind,
+  getOperationAST,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import { routingOf, type RootOperation } from './compose.js';
+import type { LoadedRemote } from './loaded-remote.js';
+
+interface CachedTarget {
+  schema: GraphQLSchema;
+  operationName: string | null | undefined;
+  target: LoadedRemote | undefined;
+}
+
+/** Parsed documents are reused by Yoga's parser cache, so the decision is made once per document. */
+const decisions = new WeakMap<DocumentNode, CachedTarget>();
+
+/**
+ * The remote an operation can be sent to as it is: every root field belongs to that one remote,
+ * which has no customization and uses our root type names (fragments on the root type then mean
+ * the same there), and the document has no other operation (the remote would validate it too).
+ * `undefined` means: execute normally (delegation).
+ */
+export function forwardTarget(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+): LoadedRemote | undefined {
+  const cached = decisions.get(document);
+  if (cached && cached.schema === schema && cached.operationName === operationName) return cached.target;
+  const target = decide(schema, document, operationName);
+  decisions.set(document, { schema, operationName, target });
+  return target;
+}
+
+function decide(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): LoadedRemote | undefined {
+  const routing = routingOf(schema);
+  if (!routing) return undefined;
+  let operations = 0;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.OPERATION_DEFINITION) operations++;
+    else if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+    else return undefined;
+  }
+  if (operations !== 1) return undefined;
+  const operation: OperationDefinitionNode | null | undefined = getOperationAST(document, operationName);
+  if (!operation) return undefined;
+  const kind = operation.operation as RootOperation;
+  const owners = routing.fields[kind];
+  let target: LoadedRemote | undefined;
+  const visited = new Set<string>();
+  const visit = (selectionSet: SelectionSetNode): boolean => {
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.FIELD) {
+        const owner = owners.get(selection.name.value);
+        if (!owner || !owner.forwardable || (target && owner !== target)) return false;
+        target = owner;
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        if (!visit(selection.selectionSet)) return false;
+      } else {
+        const name = selection.name.value;
+        if (visited.has(name)) continue;
+        visited.add(name);
+        const fragment = fragments.get(name);
+        if (!fragment || !visit(fragment.selectionSet)) return false;
+      }
+    }
+    return true;
+  };
+  if (!visit(operation.selectionSet) || !target) return undefined;
+  const remoteRoot = target.public.roots[kind];
+  if (!remoteRoot || remoteRoot.name !== routing.rootTypeNames[kind]) return undefined;
+  return target;
+}

@@ -1,0 +1,126 @@
+import type { GraphQLSchema } from 'graphql';
+
+/** The part of a request's session the remote is told about (CONTRACT 1: `context.session`). */
+export interface ForwardedSession {
+  role: string;
+  /** Lower-cased names that keep their prefix, e.g. `x-svc-user-id`. */
+  variables: Record<string, string>;
+  isAdmin?: boolean;
+}
+
+/** Headers of the client request: a Fetch `Headers`, or a Node-style record. */
+export type ClientHeaders = Headers | Record<string, string | string[] | undefined>;
+
+export interface Logger {
+  debug(...args: unknown[]): void;
+  info(...args: unknown[]): void;
+  warn(...args: unknown[]): void;
+  error(...args: unknown[]): void;
+}
+
+export interface RemoteSchemaRegistryOptions {
+  /**
+   * The schema the remotes are stitched next to. Its resolvers are kept.
+   * @default `type Query { no_queries_available: String }` (as Hasura); that placeholder field is
+   * dropped as soon as a remote contributes a query field.
+   */
+  localSchema?: GraphQLSchema;
+  /** @default warnings and errors to the console, nothing else */
+  logger?: Logger;
+  /** Used for introspection and queries. @default globalThis.fetch (undici, keep-alive) */
+  fetch?: typeof fetch;
+  /**
+   * Background retry of remotes that could not be reached (start, reload, update); `false` turns it off.
+   * @default { initialDelayMs: 1000, maxDelayMs: 60000 }
+   */
+  retry?: { initialDelayMs?: number; maxDelayMs?: number } | false;
+  /** Prefix of session variables and of the headers never forwarded from clients. @default 'x-svc-' */
+  sessionVariablePrefix?: string;
+  /**
+   * Reads the session from the GraphQL context; `undefined` sends no session headers.
+   * @default (context) => context.session
+   */
+  getSession?: (context: unknown) => ForwardedSession | undefined;
+  /**
+   * Reads the client's request headers from the GraphQL context (used with `forward_client_headers`).
+   * @default (context) => context.request?.headers (Yoga's Fetch Request)
+   */
+  getClientHeaders?: (context: unknown) => ClientHeaders | undefined;
+  /** Never forwarded to a remote, whatever the configuration. @default 'x-svc-admin-secret' */
+  adminSecretHeader?: string;
+}
+
+export interface NormalizedOptions {
+  localSchema: GraphQLSchema | undefined;
+  logger: Logger;
+  fetch: typeof fetch;
+  retry: { initialDelayMs: number; maxDelayMs: number } | false;
+  sessionVariablePrefix: string;
+  getSession: (context: unknown) => ForwardedSession | undefined;
+  getClientHeaders: (context: unknown) => ClientHeaders | undefined;
+  adminSecretHeader: string;
+}
+
+const noop = () => {};
+
+const defaultLogger: Logger = {
+  debug: noop,
+  info: noop,
+  warn: (...args) => console.warn(...args),
+  error: (...args) => console.error(...args),
+};
+
+function property(value: unknown, key: string): unknown {
+  return value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+}
+
+function defaultGetSession(context: unknown): ForwardedSession | undefined {
+  const session = property(context, 'session');
+  if (!session || typeof session !== 'object') return undefined;
+  const role = property(session, 'role');
+  if (typeof role !== 'string') return undefined;
+  const variables = property(session, 'variables');
+  return {
+    role,
+    variables: variables && typeof variables === 'object' ? (variables as Record<string, string>) : {},
+  };
+}
+
+function defaultGetClientHeaders(context: unknown): ClientHeaders | undefined {
+  const headers = property(property(context, 'request'), 'headers');
+  return headers && typeof headers === 'object' ? (headers as ClientHeaders) : undefined;
+}
+
+function positive(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new TypeError(`createRemoteSchemaRegistry: expected "${name}" to be a positive number, but got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Fills in defaults; a bad option throws a `TypeError` naming it. */
+export function normalizeOptions(options: RemoteSchemaRegistryOptions = {}): NormalizedOptions {
+  const fetchFn = options.fetch ?? globalThis.fetch;
+  if (typeof fetchFn !== 'function') {
+    throw new TypeError('createRemoteSchemaRegistry: no "fetch" option and no global fetch');
+  }
+  const prefix = (options.sessionVariablePrefix ?? 'x-svc-').toLowerCase();
+  if (prefix === '') throw new TypeError('createRemoteSchemaRegistry: "sessionVariablePrefix" must not be empty');
+  let retry: NormalizedOptions['retry'] = false;
+  if (options.retry !== false) {
+    const initialDelayMs = positive('retry.initialDelayMs', options.retry?.initialDelayMs, 1000);
+    const maxDelayMs = positive('retry.maxDelayMs', options.retry?.maxDelayMs, 60_000);
+    retry = { initialDelayMs, maxDelayMs: Math.max(initialDelayMs, maxDelayMs) };
+  }
+  return {
+    localSchema: options.localSchema,
+    logger: options.logger ?? defaultLogger,
+    fetch: fetchFn,
+    retry,
+    sessionVariablePrefix: prefix,
+    getSession: options.getSession ?? defaultGetSession,
+    getClientHeaders: options.getClientHeaders ?? defaultGetClientHeaders,
+    adminSecretHeader: (options.adminSecretHeader ?? `${prefix}admin-secret`).toLowerCase(),
+  };
+}

@@ -1,0 +1,278 @@
+import type { ExecutionResult, GraphQLSchema } from 'graphql';
+import { compose, createPlaceholderSchema } from './compose.js';
+import { resolveDefinition } from './definition.js';
+import { RemoteSchemaError } from './errors.js';
+import type { LoadedRemote } from './loaded-remote.js';
+import { normalizeOptions, type NormalizedOptions, type RemoteSchemaRegistryOptions } from './options.js';
+import { RemoteClient } from './remote-client.js';
+import { buildRemoteSchema, publicRemoteSchema } from './remote-schema.js';
+import type {
+  PlanOptions,
+  RegistryPlan,
+  RemoteSchemaEntry,
+  RemoteSchemaProblem,
+  RemoteSchemaRegistry,
+} from './types.js';
+
+/** Everything that is live at once; replaced as a whole by `commit()`. */
+interface State {
+  schema: GraphQLSchema;
+  entries: readonly RemoteSchemaEntry[];
+  /** Remotes that answered and were built, by name (included in the schema or not). */
+  loaded: Map<string, LoadedRemote>;
+  problems: readonly RemoteSchemaProblem[];
+}
+
+interface InternalPlanOptions extends PlanOptions {
+  /**
+   * Background retry: only these remotes are introspected again; other remotes that are not loaded
+   * keep the problem they have in the live state.
+   */
+  attemptOnly?: ReadonlySet<string>;
+}
+
+interface Retry {
+  key: string;
+  delayMs: number;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+function keyOf(entry: RemoteSchemaEntry): string {
+  return JSON.stringify(entry.definition);
+}
+
+function problemOf(name: string, error: unknown): RemoteSchemaProblem {
+  if (error instanceof RemoteSchemaError) return { name, code: error.code, message: error.message };
+  return { name, code: 'remote-schema-error', message: error instanceof Error ? error.message : String(error) };
+}
+
+class Registry implements RemoteSchemaRegistry {
+  readonly #options: NormalizedOptions;
+  readonly #local: GraphQLSchema;
+  readonly #placeholder: boolean;
+  readonly #plans = new WeakMap<RegistryPlan, State>();
+  readonly #listeners = new Set<(schema: GraphQLSchema) => void>();
+  readonly #retries = new Map<string, Retry>();
+  /** Every client that has been live: retired ones keep serving their open subscriptions. */
+  readonly #clients = new Set<RemoteClient>();
+  #live: State;
+  /** Serializes background retries so that one never overwrites another's result. */
+  #retryChain: Promise<void> = Promise.resolve();
+  #commits = 0;
+  #disposed = false;
+
+  constructor(options: NormalizedOptions) {
+    this.#options = options;
+    this.#placeholder = options.localSchema === undefined;
+    this.#local = options.localSchema ?? createPlaceholderSchema();
+    const initial = compose(this.#local, this.#placeholder, []);
+    this.#live = { schema: initial.schema, entries: [], loaded: new Map(), problems: [] };
+  }
+
+  get schema(): GraphQLSchema {
+    return this.#live.schema;
+  }
+
+  onSchemaChange(listener: (schema: GraphQLSchema) => void): () => void {
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  plan(desired: readonly RemoteSchemaEntry[], options: PlanOptions = {}): Promise<RegistryPlan> {
+    return this.#plan(desired, options);
+  }
+
+  async #plan(desired: readonly RemoteSchemaEntry[], options: InternalPlanOptions): Promise<RegistryPlan> {
+    if (this.#disposed) throw new Error('the remote schema registry is disposed');
+    const reload = options.reload;
+    const reloads = (name: string) => reload === 'all' || (reload !== undefined && [...reload].includes(name));
+    const live = this.#live;
+    const liveProblems = new Map(live.problems.map((p) => [p.name, p]));
+    const seen = new Set<string>();
+    const outcomes = await Promise.all(
+      desired.map(async (entry): Promise<LoadedRemote | RemoteSchemaProblem> => {
+        if (seen.has(entry.name)) {
+          return { name: entry.name, code: 'invalid-configuration', message: `remote schema "${entry.name}" is given more than once` };
+        }
+        seen.add(entry.name);
+        const key = keyOf(entry);
+        const current = live.loaded.get(entry.name);
+        if (current && current.key === key && !reloads(entry.name)) return current;
+        if (options.attemptOnly && !options.attemptOnly.has(entry.name)) {
+          const previous = liveProblems.get(entry.name);
+          if (previous) return previous;
+        }
+        return this.#load(entry, key).catch((error: unknown) => problemOf(entry.name, error));
+      }),
+    );
+    const loaded = new Map<string, LoadedRemote>();
+    const candidates: LoadedRemote[] = [];
+    const early: RemoteSchemaProblem[] = [];
+    for (const outcome of outcomes) {
+      if ('client' in outcome) {
+        loaded.set(outcome.name, outcome);
+        candidates.push(outcome);
+      } else {
+        early.push(outcome);
+      }
+    }
+    const composition = compose(this.#local, this.#placeholder, candidates);
+    const order = new Map(desired.map((e, i) => [e.name, i]));
+    const problems = [...early, ...composition.problems].sort(
+      (a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0),
+    );
+    const plan: RegistryPlan = { schema: composition.schema, problems };
+    this.#plans.set(plan, { schema: composition.schema, entries: [...desired], loaded, problems });
+    return plan;
+  }
+
+  async #load(entry: RemoteSchemaEntry, key: string): Promise<LoadedRemote> {
+    const definition = resolveDefinition(entry.definition);
+    const client = new RemoteClient(entry.name, definition, this.#options);
+    const started = performance.now();
+    const introspection = await client.introspect();
+    const remoteSchema = buildRemoteSchema(entry.name, introspection);
+    const publicSchema = publicRemoteSchema(remoteSchema, client.executor, definition.customization);
+    this.#options.logger.debug(
+      `remote schema "${entry.name}": ${Object.keys(remoteSchema.getTypeMap()).length} types loaded in ${Math.round(performance.now() - started)} ms`,
+    );
+    return {
+      name: entry.name,
+      key,
+      client,
+      introspection,
+      public: publicSchema,
+      forwardable: definition.customization === undefined,
+    };
+  }
+
+  commit(plan: RegistryPlan): void {
+    const state = this.#plans.get(plan);
+    if (!state) throw new TypeError('commit() expects a plan returned by plan() of this registry');
+    if (this.#disposed) throw new Error('the remote schema registry is disposed');
+    this.#commits++;
+    this.#swap(state);
+    this.#scheduleRetries(state);
+  }
+
+  #swap(state: State): void {
+    const previous = this.#live;
+    this.#live = state;
+    for (const remote of state.loaded.values()) this.#clients.add(remote.client);
+    const names = new Set(state.entries.map((e) => e.name));
+    for (const [name, remote] of previous.loaded) {
+      const next = state.loaded.get(name);
+      if (next?.client === remote.client) continue;
+      // A removed remote's subscriptions end now; a replaced remote's keep running on the old
+      // client, which closes its sockets when the last of them leaves.
+      if (!names.has(name)) {
+        this.#clients.delete(remote.client);
+        void remote.client.dispose();
+      } else if (remote.client.subscriptions.size === 0) {
+        this.#clients.delete(remote.client);
+      }
+    }
+    for (const listener of this.#listeners) {
+      try {
+        listener(state.schema);
+      } catch (error) {
+        this.#options.logger.error('remote schemas: a schema change listener failed:', error);
+      }
+    }
+  }
+
+  #scheduleRetries(state: State): void {
+    const failing = new Map(
+      state.problems.filter((p) => p.code === 'remote-schema-error').map((p) => [p.name, p]),
+    );
+    for (const [name, retry] of this.#retries) {
+      if (!failing.has(name)) {
+        clearTimeout(retry.timer);
+        this.#retries.delete(name);
+      }
+    }
+    if (this.#options.retry === false) return;
+    for (const entry of state.entries) {
+      if (!failing.has(entry.name)) continue;
+      const key = keyOf(entry);
+      const existing = this.#retries.get(entry.name);
+      if (existing) clearTimeout(existing.timer);
+      this.#schedule(entry.name, key, this.#options.retry.initialDelayMs);
+    }
+  }
+
+  #schedule(name: string, key: string, delayMs: number): void {
+    const timer = setTimeout(() => {
+      this.#retryChain = this.#retryChain.then(() => this.#retry(name, key, delayMs));
+    }, delayMs);
+    timer.unref?.();
+    this.#retries.set(name, { key, delayMs, timer });
+  }
+
+  async #retry(name: string, key: string, delayMs: number): Promise<void> {
+    const retry = this.#retries.get(name);
+    if (this.#disposed || !retry || retry.key !== key) return;
+    const live = this.#live;
+    const commits = this.#commits;
+    this.#options.logger.info(`remote schema "${name}": retrying`);
+    let plan: RegistryPlan;
+    try {
+      plan = await this.#plan(live.entries, { attemptOnly: new Set([name]) });
+    } catch (error) {
+      this.#options.logger.error(`remote schema "${name}": retry failed:`, error);
+      return;
+    }
+    // A commit while we waited decided anew (and scheduled its own retries).
+    if (this.#disposed || commits !== this.#commits || this.#live !== live) return;
+    const state = this.#plans.get(plan);
+    const problem = plan.problems.find((p) => p.name === name);
+    if (state && problem?.code !== 'remote-schema-error') {
+      this.#retries.delete(name);
+      if (problem) {
+        this.#options.logger.warn(`remote schema "${name}" answers again but cannot be added: ${problem.message}`);
+      } else {
+        this.#options.logger.info(`remote schema "${name}" is back and stitched in`);
+      }
+      this.#swap(state);
+      return;
+    }
+    const maxDelayMs = this.#options.retry === false ? delayMs : this.#options.retry.maxDelayMs;
+    const next = Math.min(delayMs * 2, maxDelayMs);
+    this.#options.logger.warn(`remote schema "${name}" is still unavailable (${problem?.message ?? 'unknown'}); next retry in ${next} ms`);
+    this.#schedule(name, key, next);
+  }
+
+  problems(): readonly RemoteSchemaProblem[] {
+    return this.#live.problems;
+  }
+
+  async introspect(name: string): Promise<ExecutionResult> {
+    const loaded = this.#live.loaded.get(name);
+    if (loaded) return loaded.introspection;
+    const entry = this.#live.entries.find((e) => e.name === name);
+    if (!entry) throw new RemoteSchemaError('remote-schema-error', `remote schema "${name}" is not loaded`);
+    const client = new RemoteClient(name, resolveDefinition(entry.definition), this.#options);
+    return client.introspect();
+  }
+
+  async dispose(): Promise<void> {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    for (const retry of this.#retries.values()) clearTimeout(retry.timer);
+    this.#retries.clear();
+    this.#listeners.clear();
+    const clients = [...this.#clients];
+    this.#clients.clear();
+    await Promise.all(clients.map((c) => c.dispose()));
+  }
+}
+
+/**
+ * Creates the registry of remote schemas: `plan()` introspects and composes off to the side,
+ * `commit()` swaps the live schema at once. Misconfiguration throws a `TypeError` naming the option.
+ */
+export function createRemoteSchemaRegistry(options?: RemoteSchemaRegistryOptions): RemoteSchemaRegistry {
+  return new Registry(normalizeOptions(options));
+}
