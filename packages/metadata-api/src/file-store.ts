@@ -72,6 +72,7 @@ export function createFileMetadataStore(options: FileMetadataStoreOptions): Meta
   }
 
   return {
+    location: path,
     load: () => serial(read),
     save: (document, expectedResourceVersion) =>
       serial(async () => {

@@ -82,6 +82,7 @@ export function createPostgresMetadataStore(options: PostgresMetadataStoreOption
   }
 
   return {
+    location: `${describeDatabase(options.connectionString)} (table ${schema}.metadata)`,
     async load() {
       await ensureTable();
       try {
@@ -147,6 +148,17 @@ export function createPostgresMetadataStore(options: PostgresMetadataStoreOption
       await pool.end();
     },
   };
+}
+
+/** The connection string without its password: it ends up in logs. */
+function describeDatabase(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    url.password = '';
+    return url.toString();
+  } catch {
+    return 'the PostgreSQL database';
+  }
 }
 
 function wrap(what: string, error: unknown): MetadataStoreError {

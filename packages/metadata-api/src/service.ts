@@ -71,7 +71,8 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
       return { resourceVersion: stored.resourceVersion, metadata: validateDocument(stored.metadata, '$.metadata') };
     } catch (error) {
       if (error instanceof MetadataApiError) {
-        throw new MetadataStoreError(`stored metadata is invalid at ${error.path}: ${error.message}`, { cause: error });
+        const where = store.location === undefined ? 'stored metadata' : `metadata in ${store.location}`;
+        throw new MetadataStoreError(`${where} is invalid at ${error.path}: ${error.message}`, { cause: error });
       }
       throw error;
     }

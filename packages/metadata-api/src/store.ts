@@ -11,6 +11,8 @@ export interface StoredMetadata {
  * embedded default) and {@link createPostgresMetadataStore} (shared by many instances).
  */
 export interface MetadataStore {
+  /** Where the document lives, for messages (a file path, a database without its password). */
+  readonly location?: string;
   /** The stored document, or `undefined` when nothing was ever saved. Throws `MetadataStoreError` when unreadable. */
   load(): Promise<StoredMetadata | undefined>;
   /**
