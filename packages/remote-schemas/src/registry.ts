@@ -1,4 +1,5 @@
 import type { ExecutionResult, GraphQLSchema } from 'graphql';
+import { builtInScalarMapping, renameInIntrospection, restoreInRequests } from './builtin-scalars.js';
 import { compose, createPlaceholderSchema } from './compose.js';
 import { resolveDefinition } from './definition.js';
 import { RemoteSchemaError } from './errors.js';
@@ -133,8 +134,16 @@ class Registry implements RemoteSchemaRegistry {
     const client = new RemoteClient(entry.name, definition, this.#options);
     const started = performance.now();
     const introspection = await client.introspect();
-    const remoteSchema = buildRemoteSchema(entry.name, introspection);
-    const publicSchema = publicRemoteSchema(remoteSchema, client.executor, definition.customization);
+    const scalars = builtInScalarMapping(definition.customization?.type_names?.mapping);
+    let remoteSchema: GraphQLSchema;
+    let executor = client.executor;
+    if (scalars.size > 0) {
+      remoteSchema = buildRemoteSchema(entry.name, renameInIntrospection(introspection, scalars));
+      executor = restoreInRequests(executor, scalars);
+    } else {
+      remoteSchema = buildRemoteSchema(entry.name, introspection);
+    }
+    const publicSchema = publicRemoteSchema(remoteSchema, executor, definition.customization, new Set(scalars.values()));
     this.#options.logger.debug(
       `remote schema "${entry.name}": ${Object.keys(remoteSchema.getTypeMap()).length} types loaded in ${Math.round(performance.now() - started)} ms`,
     );

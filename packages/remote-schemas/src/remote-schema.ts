@@ -1,16 +1,17 @@
 import {
+  GraphQLSchema,
   OperationTypeNode,
   buildClientSchema,
   isObjectType,
   validateSchema,
   type ExecutionResult,
   type GraphQLObjectType,
-  type GraphQLSchema,
   type IntrospectionQuery,
 } from 'graphql';
 import { defaultMergedResolver, delegateToSchema, type SubschemaConfig } from '@graphql-tools/delegate';
-import { RenameTypes, RenameObjectFields, WrapType, wrapSchema } from '@graphql-tools/wrap';
+import { RenameObjectFields, RenameRootFields, RenameTypes, WrapType, wrapSchema } from '@graphql-tools/wrap';
 import type { Transform } from '@graphql-tools/delegate';
+import { BUILT_IN_SCALARS } from './builtin-scalars.js';
 import { RemoteSchemaError } from './errors.js';
 import type { RemoteSchemaCustomization } from './types.js';
 
@@ -91,22 +92,27 @@ function affix(prefix: string | undefined, name: string, suffix: string | undefi
   return `${prefix ?? ''}${name}${suffix ?? ''}`;
 }
 
-const BUILT_IN_SCALARS = new Set(['String', 'Int', 'Float', 'Boolean', 'ID']);
 
 /**
  * The final name of every type of `schema` under `customization` (mapping wins; prefix and suffix
  * never touch built-in scalars, root types or `__` names). Two types with one final name:
  * `invalid-params`.
  */
-export function typeRenamer(schema: GraphQLSchema, customization: RemoteSchemaCustomization | undefined): (name: string) => string {
+export function typeRenamer(
+  schema: GraphQLSchema,
+  customization: RemoteSchemaCustomization | undefined,
+  renamedScalars: ReadonlySet<string> = new Set(),
+): (name: string) => string {
   const typeNames = customization?.type_names;
   if (!typeNames) return (name) => name;
   const mapping = typeNames.mapping ?? {};
   const roots = new Set(Object.values(rootsOf(schema)).map((t) => t.name));
   const rename = (name: string): string => {
+    // Built-in scalars mapped elsewhere were renamed in the introspection result already.
+    if (renamedScalars.has(name) || BUILT_IN_SCALARS.has(name)) return name;
     const mapped = Object.hasOwn(mapping, name) ? mapping[name] : undefined;
     if (mapped !== undefined) return mapped;
-    if (name.startsWith('__') || BUILT_IN_SCALARS.has(name) || roots.has(name)) return name;
+    if (name.startsWith('__') || roots.has(name)) return name;
     return affix(typeNames.prefix, name, typeNames.suffix);
   };
   const seen = new Map<string, string>();
@@ -130,6 +136,7 @@ export function publicRemoteSchema(
   remoteSchema: GraphQLSchema,
   executor: NonNullable<SubschemaConfig['executor']>,
   customization: RemoteSchemaCustomization | undefined,
+  renamedScalars: ReadonlySet<string> = new Set(),
 ): PublicRemoteSchema {
   if (!customization) {
     attachProxyResolvers(remoteSchema, { schema: remoteSchema, executor });
@@ -148,19 +155,26 @@ export function publicRemoteSchema(
     );
   }
   if (customization.type_names) {
-    const rename = typeRenamer(remoteSchema, customization);
-    transforms.push(new RenameTypes(rename, { renameBuiltins: true, renameScalars: true }));
+    const rename = typeRenamer(remoteSchema, customization, renamedScalars);
+    transforms.push(new RenameTypes(rename, { renameBuiltins: false, renameScalars: true }));
   }
   const namespace = customization.root_fields_namespace;
   if (namespace) {
-    // Subscriptions stay at the root: a subscription's single root field must be the event stream.
     const query = remoteSchema.getQueryType();
     const mutation = remoteSchema.getMutationType();
     if (query) transforms.push(new WrapType(query.name, `${namespace}_query`, namespace));
     if (mutation) transforms.push(new WrapType(mutation.name, `${namespace}_mutation`, namespace));
+    // A subscription's root field must be the event stream itself, so it cannot be nested: its
+    // fields are prefixed with the namespace instead (`<namespace>_<field>`).
+    if (remoteSchema.getSubscriptionType()) {
+      transforms.push(
+        new RenameRootFields((operation, name) => (operation === 'Subscription' ? `${namespace}_${name}` : name)),
+      );
+    }
   }
   const schema = wrapSchema({ schema: remoteSchema, executor, transforms, batch: false });
-  const errors = validateSchema(schema);
+  // The wrapped schema inherits "already validated" from the remote's; check the renamed shape anew.
+  const errors = validateSchema(new GraphQLSchema({ ...schema.toConfig(), assumeValid: false }));
   if (errors.length > 0) {
     throw new RemoteSchemaError(
       'invalid-params',

@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GraphQLObjectType, GraphQLSchema, GraphQLString, printSchema } from 'graphql';
+import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
+import { createRemoteSchemaRegistry, type RemoteSchemaCustomization, type RemoteSchemaRegistry } from '../src/index.js';
+import { startGateway, type Gateway } from './utils/gateway.js';
+
+let remote: RunningRemote;
+let registry: RemoteSchemaRegistry;
+let gateway: Gateway;
+
+beforeAll(async () => {
+  remote = await startSampleRemote({ name: 'sample' });
+  registry = createRemoteSchemaRegistry({ retry: false });
+  gateway = await startGateway(registry);
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await registry.dispose();
+  await remote.close();
+});
+
+async function useOnly(customization: RemoteSchemaCustomization): Promise<void> {
+  const plan = await registry.plan([{ name: 'sample', definition: { url: remote.url, customization } }]);
+  expect(plan.problems).toEqual([]);
+  registry.commit(plan);
+}
+
+describe('type name prefix and suffix', () => {
+  beforeAll(() => useOnly({ type_names: { prefix: 'S_', suffix: '_t' } }));
+
+  it('renames every remote type except built-in scalars and root types', () => {
+    const names = Object.keys(registry.schema.getTypeMap()).filter((n) => !n.startsWith('__'));
+    expect(names.sort()).toEqual(
+      ['Boolean', 'ID', 'Int', 'Mutation', 'Query', 'S_Message_t', 'S_MessageInput_t', 'S_Node_t', 'S_Post_t',
+        'S_Role_t', 'S_SearchResult_t', 'S_User_t', 'String', 'Subscription'].sort(),
+    );
+  });
+
+  it('answers __typename with the new names, through fragments on renamed types', async () => {
+    const response = await gateway.post({
+      query: `query Search($term: String!) {
+        search(term: $term) { __typename ...U ... on S_Post_t { title } }
+        node(id: "p1") { __typename ... on S_Node_t { id } }
+      }
+      fragment U on S_User_t { name role }`,
+      variables: { term: 'l' },
+    });
+    expect(response).toEqual({
+      status: 200,
+      body: {
+        data: {
+          search: [
+            { __typename: 'S_User_t', name: 'Linus', role: 'VIEWER' },
+            { __typename: 'S_Post_t', title: 'Hello world' },
+            { __typename: 'S_Post_t', title: 'Compilers' },
+          ],
+          node: { __typename: 'S_Post_t', id: 'p1' },
+        },
+      },
+    });
+  });
+
+  it('takes variables of renamed enums and input types', async () => {
+    const users = await gateway.post({
+      query: 'query ($role: S_Role_t) { users(role: $role) { name } }',
+      variables: { role: 'EDITOR' },
+    });
+    expect(users).toEqual({ status: 200, body: { data: { users: [{ name: 'Grace' }] } } });
+    const added = await gateway.post({
+      query: 'mutation Add($input: S_MessageInput_t!) { addMessage(input: $input) { __typename text author } }',
+      variables: { input: { text: 'hi', author: 'ada' } },
+      operationName: 'Add',
+    });
+    expect(added).toEqual({
+      status: 200,
+      body: { data: { addMessage: { __typename: 'S_Message_t', text: 'hi', author: 'ada' } } },
+    });
+  });
+});
+
+describe('type name mapping', () => {
+  beforeAll(() => useOnly({ type_names: { prefix: 'S_', mapping: { User: 'Person', String: 'Text' } } }));
+
+  it('wins over the prefix and may rename a built-in scalar', async () => {
+    const sdl = printSchema(registry.schema);
+    expect(sdl).toContain('type Person implements S_Node');
+    expect(sdl).toContain('hello(name: Text): Text!');
+    const response = await gateway.post({
+      query: 'query ($name: Text) { hello(name: $name) user(id: "2") { __typename name } }',
+      variables: { name: 'Bob' },
+    });
+    expect(response).toEqual({
+      status: 200,
+      body: { data: { hello: 'Hello, Bob!', user: { __typename: 'Person', name: 'Grace' } } },
+    });
+  });
+});
+
+describe('root fields namespace', () => {
+  beforeAll(() => useOnly({ root_fields_namespace: 'sample' }));
+
+  it('nests queries and mutations under one field and prefixes subscriptions', async () => {
+    const fields = (type: GraphQLObjectType | null | undefined) => Object.keys(type?.getFields() ?? {});
+    expect(fields(registry.schema.getQueryType())).toEqual(['sample']);
+    expect(fields(registry.schema.getMutationType())).toEqual(['sample']);
+    expect(fields(registry.schema.getSubscriptionType())).toEqual(['sample_countdown', 'sample_messageAdded', 'sample_echoHeaders']);
+    const query = await gateway.post({ query: '{ sample { hello remoteName user(id: "1") { name } } }' });
+    expect(query).toEqual({
+      status: 200,
+      body: { data: { sample: { hello: 'Hello, world!', remoteName: 'sample', user: { name: 'Ada' } } } },
+    });
+    const mutation = await gateway.post({ query: 'mutation { sample { addMessage(input: {text: "ns"}) { text } } }' });
+    expect(mutation).toEqual({ status: 200, body: { data: { sample: { addMessage: { text: 'ns' } } } } });
+  });
+
+  it('streams a prefixed subscription field', async () => {
+    const client = gateway.wsClient();
+    const values: unknown[] = [];
+    for await (const result of client.iterate({ query: 'subscription { sample_countdown(from: 2) }' })) values.push(result);
+    expect(values).toEqual([
+      { data: { sample_countdown: 2 } },
+      { data: { sample_countdown: 1 } },
+      { data: { sample_countdown: 0 } },
+    ]);
+  });
+});
+
+describe('field names', () => {
+  beforeAll(() =>
+    useOnly({
+      field_names: [
+        { parent_type: 'User', mapping: { name: 'fullName' } },
+        { parent_type: 'Message', prefix: 'msg_', mapping: { text: 'body' } },
+        { parent_type: 'Query', mapping: { hello: 'greet' } },
+      ],
+    }),
+  );
+
+  it('renames fields per original parent type, mapping first', async () => {
+    const response = await gateway.post({
+      query: '{ greet(name: "x") user(id: "1") { id fullName role } search(term: "Lin") { ... on User { fullName } } }',
+    });
+    expect(response).toEqual({
+      status: 200,
+      body: { data: { greet: 'Hello, x!', user: { id: '1', fullName: 'Ada', role: 'ADMIN' }, search: [{ fullName: 'Linus' }] } },
+    });
+    const added = await gateway.post({ query: 'mutation { addMessage(input: {text: "t", author: "a"}) { msg_id body msg_author } }' });
+    expect(added).toEqual({ status: 200, body: { data: { addMessage: { msg_id: expect.any(String), body: 't', msg_author: 'a' } } } });
+  });
+
+  it('refuses field names that break an interface with invalid-params', async () => {
+    const plan = await registry.plan([
+      { name: 'bad', definition: { url: remote.url, customization: { field_names: [{ parent_type: 'User', prefix: 'u_' }] } } },
+    ]);
+    expect(plan.problems).toEqual([
+      {
+        name: 'bad',
+        code: 'invalid-params',
+        message: 'the customization makes the schema invalid: Interface field Node.id expected but User does not provide it.',
+      },
+    ]);
+  });
+});
+
+describe('customization that is wrong on its own', () => {
+  const cases: Array<[string, RemoteSchemaCustomization, RegExp]> = [
+    ['a type mapping that is not distinct', { type_names: { mapping: { User: 'X', Post: 'X' } } }, /not distinct/],
+    ['a prefix that makes two types one', { type_names: { prefix: 'A', mapping: { User: 'APost' } } }, /not distinct/],
+    ['a field mapping that is not distinct', { field_names: [{ parent_type: 'User', mapping: { id: 'k', name: 'k' } }] }, /not distinct/],
+    ['a __ namespace', { root_fields_namespace: '__ns' }, /"__ns" starts with "__"/],
+    ['a __ type name', { type_names: { mapping: { User: '__User' } } }, /starts with "__"/],
+    ['a type name that is not a GraphQL name', { type_names: { mapping: { User: 'my-user' } } }, /not a valid GraphQL name/],
+    ['a prefix that is not a GraphQL name', { type_names: { prefix: '1x' } }, /not a valid GraphQL name/],
+  ];
+  it.each(cases)('refuses %s with invalid-params', async (_, customization, message) => {
+    const plan = await registry.plan([{ name: 'bad', definition: { url: remote.url, customization } }]);
+    expect(plan.problems).toHaveLength(1);
+    expect(plan.problems[0]).toMatchObject({ name: 'bad', code: 'invalid-params' });
+    expect(plan.problems[0]?.message).toMatch(message);
+  });
+});
+
+describe('clashes', () => {
+  it('refuses a remote whose root field is already taken', async () => {
+    const plan = await registry.plan([
+      { name: 'first', definition: { url: remote.url } },
+      { name: 'second', definition: { url: remote.url, customization: { type_names: { prefix: 'Two' } } } },
+    ]);
+    expect(plan.problems).toEqual([
+      { name: 'second', code: 'invalid-configuration', message: "Inconsistent object: Duplicate remote field 'hello'" },
+    ]);
+    expect(Object.keys(plan.schema.getQueryType()?.getFields() ?? {})).toContain('hello');
+  });
+
+  it('refuses a remote whose types are already taken', async () => {
+    const plan = await registry.plan([
+      { name: 'first', definition: { url: remote.url } },
+      { name: 'second', definition: { url: remote.url, customization: { root_fields_namespace: 'two' } } },
+    ]);
+    expect(plan.problems).toHaveLength(1);
+    expect(plan.problems[0]).toMatchObject({ name: 'second', code: 'invalid-configuration' });
+    expect(plan.problems[0]?.message).toMatch(/^Inconsistent object: Conflicting types: 'Node', 'Role', 'User'/);
+  });
+
+  it('refuses a clash with the local schema', async () => {
+    const local = new GraphQLSchema({
+      query: new GraphQLObjectType({ name: 'Query', fields: { hello: { type: GraphQLString, resolve: () => 'local' } } }),
+    });
+    const withLocal = createRemoteSchemaRegistry({ localSchema: local, retry: false });
+    try {
+      const plan = await withLocal.plan([{ name: 'sample', definition: { url: remote.url } }]);
+      expect(plan.problems).toEqual([
+        { name: 'sample', code: 'invalid-configuration', message: "Inconsistent object: Duplicate remote field 'hello'" },
+      ]);
+      const ok = await withLocal.plan([
+        { name: 'sample', definition: { url: remote.url, customization: { root_fields_namespace: 'remote' } } },
+      ]);
+      expect(ok.problems).toEqual([]);
+      expect(Object.keys(ok.schema.getQueryType()?.getFields() ?? {})).toEqual(['hello', 'remote']);
+    } finally {
+      await withLocal.dispose();
+    }
+  });
+
+  it('lets two remotes coexist once one is customized apart', async () => {
+    const plan = await registry.plan([
+      { name: 'first', definition: { url: remote.url } },
+      {
+        name: 'second',
+        definition: { url: remote.url, customization: { root_fields_namespace: 'two', type_names: { prefix: 'Two_' } } },
+      },
+    ]);
+    expect(plan.problems).toEqual([]);
+    registry.commit(plan);
+    const response = await gateway.post({ query: '{ hello two { hello user(id: "3") { __typename name } } }' });
+    expect(response).toEqual({
+      status: 200,
+      body: { data: { hello: 'Hello, world!', two: { hello: 'Hello, world!', user: { __typename: 'Two_User', name: 'Linus' } } } },
+    });
+  });
+});
