@@ -42,9 +42,10 @@ export async function startChild(
   const moduleUrl = pathToFileURL(modulePath.startsWith('/') ? modulePath : join(benchDir, modulePath)).href;
   const nodeArgs = ['--import', 'tsx', '--expose-gc'];
   if (config.cpuProf) {
-    const dir = join(benchDir, 'profiles');
+    // One directory per child: tsx's loader runs on a second thread that writes its own profile.
+    const dir = join(benchDir, 'profiles', label.replace(/[^\w.-]+/g, '_'));
     mkdirSync(dir, { recursive: true });
-    nodeArgs.push('--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', `${label.replace(/[^\w.-]+/g, '_')}.cpuprofile`);
+    nodeArgs.push('--cpu-prof', '--cpu-prof-dir', dir);
   }
   nodeArgs.push(join(here, 'child-main.ts'), moduleUrl, JSON.stringify(options));
   const [command, args] = config.pin

@@ -1,0 +1,67 @@
+// Where the time goes in a V8 CPU profile (from BENCH_CPU_PROF=1):
+//   pnpm exec tsx bench/lib/profile-summary.ts bench/profiles/<name>.cpuprofile [top]
+// Prints self time grouped by package (or workspace package) and the hottest functions.
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** `graphql-yoga`, `packages/jwt-session`, `node:internal`, ... from a script URL. */
+export function groupOf(url: string): string {
+  if (url === '') return '(native / idle / gc)';
+  if (url.startsWith('node:')) return 'node:' + (url.split('/')[1] ?? 'internal');
+  const store = url.lastIndexOf('/node_modules/');
+  if (store >= 0) {
+    const rest = url.slice(store + '/node_modules/'.length).split('/');
+    return rest[0]?.startsWith('@') ? `${rest[0]}/${rest[1] ?? ''}` : (rest[0] ?? url);
+  }
+  const workspace = /\/(packages|examples|bench)\/([^/]+)\//.exec(url);
+  if (workspace) return `${workspace[1]}/${workspace[2]}`;
+  return url;
+}
+
+export function summarize(profile: Profile, top = 25): string {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfMicros = new Map<number, number>();
+  profile.samples.forEach((id, i) => selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  const total = [...selfMicros.values()].reduce((a, b) => a + b, 0);
+  const groups = new Map<string, number>();
+  const functions = new Map<string, number>();
+  for (const [id, us] of selfMicros) {
+    const node = byId.get(id);
+    if (!node) continue;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const group = functionName === '(idle)' ? '(idle)' : groupOf(url);
+    groups.set(group, (groups.get(group) ?? 0) + us);
+    const fn = `${functionName || '(anonymous)'} ${url ? `${url.replace(/^.*\/(node_modules|packages|examples)\//, '$1/')}:${lineNumber + 1}` : ''}`;
+    functions.set(fn, (functions.get(fn) ?? 0) + us);
+  }
+  const pct = (us: number) => `${((us / total) * 100).toFixed(1).padStart(5)}%`;
+  const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]);
+  return [
+    `total ${(total / 1e6).toFixed(2)} s sampled`,
+    '',
+    'self time by package:',
+    ...sorted(groups).slice(0, top).map(([g, us]) => `${pct(us)}  ${g}`),
+    '',
+    'hottest functions (self time):',
+    ...sorted(functions).slice(0, top).map(([f, us]) => `${pct(us)}  ${f}`),
+  ].join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [file, top] = process.argv.slice(2);
+  if (!file) {
+    console.error('usage: tsx bench/lib/profile-summary.ts <file.cpuprofile> [top]');
+    process.exit(2);
+  }
+  console.log(summarize(JSON.parse(readFileSync(file, 'utf8')) as Profile, Number(top ?? 25)));
+}
