@@ -6,7 +6,7 @@
 import { createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { cpuMicros, startChild, type ChildServer } from './lib/child.js';
-import { readConfig } from './lib/config.js';
+import { readConfig, warmupFor } from './lib/config.js';
 import { describeFailures, graphqlData, runLoad } from './lib/load.js';
 import { header, progress, targets, type Target } from './lib/report.js';
 import { formatTable, median, round } from './lib/table.js';
@@ -138,7 +138,7 @@ try {
           },
           c.cursor,
         );
-      const warm = await load(config.warmup);
+      const warm = await load(warmupFor(config, r));
       c.cursor = warm.requestsBuilt;
       const before = await c.server.stats();
       const res = await load(config.duration);

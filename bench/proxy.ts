@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuMicros, startChild, type ChildServer } from './lib/child.js';
-import { readConfig } from './lib/config.js';
+import { readConfig, warmupFor } from './lib/config.js';
 import { hs256UserToken } from './lib/jwt.js';
 import { describeFailures, graphqlData, runLoad, type RequestSpec } from './lib/load.js';
 import { metadataOrThrow } from './lib/metadata.js';
@@ -23,19 +23,29 @@ const QUERY = /* GraphQL */ `
     user(id: $id) { id name role posts { id title } }
   }
 `;
+/** The same selection under the root field namespace of the customized copy of the remote. */
+const NAMESPACED_QUERY = /* GraphQL */ `
+  query Bench($id: ID!, $name: String) {
+    custom { hello(name: $name) user(id: $id) { id name role posts { id title } } }
+  }
+`;
 const variables = (i: number) => ({ id: String((i % 3) + 1), name: `n${i}` });
-const check = graphqlData((data) => {
-  const hello = data['hello'];
-  const user = data['user'] as { id?: unknown } | null | undefined;
+const checkFields = (fields: Record<string, unknown> | undefined): string | undefined => {
+  const hello = fields?.['hello'];
+  const user = fields?.['user'] as { id?: unknown } | null | undefined;
   if (typeof hello !== 'string' || !hello.startsWith('Hello, n')) return `hello was ${JSON.stringify(hello)}`;
   if (!user || typeof user.id !== 'string') return `user was ${JSON.stringify(user)}`;
   return undefined;
-});
+};
+const check = graphqlData((data) => checkFields(data));
+const checkNamespaced = graphqlData((data) => checkFields(data['custom'] as Record<string, unknown> | undefined));
 
 interface Case {
   readonly label: string;
   readonly url: string;
   readonly headers: Record<string, string>;
+  readonly query: string;
+  readonly check: typeof check;
   cursor: number;
   failures: number;
   readonly reasons: Map<string, number>;
@@ -57,11 +67,19 @@ try {
   );
   children.push(svc);
   await metadataOrThrow(svc.url, ADMIN_SECRET, 'add_remote_schema', { name: 'sample', definition: { url: remote.url } });
+  // The same remote once more, renamed: operations on it cannot be forwarded as they are and go
+  // through delegation on the stitched schema, which shows what the fast path saves.
+  await metadataOrThrow(svc.url, ADMIN_SECRET, 'add_remote_schema', {
+    name: 'sample_customized',
+    definition: { url: remote.url, customization: { root_fields_namespace: 'custom', type_names: { prefix: 'C_' } } },
+  });
 
-  const newCase = (label: string, url: string, headers: Record<string, string>): Case => ({
+  const newCase = (label: string, url: string, headers: Record<string, string>, namespaced = false): Case => ({
     label,
     url,
     headers,
+    query: namespaced ? NAMESPACED_QUERY : QUERY,
+    check: namespaced ? checkNamespaced : check,
     cursor: 0,
     failures: 0,
     reasons: new Map(),
@@ -70,16 +88,19 @@ try {
   cases.push(newCase('direct to the remote', remote.url, {}));
   cases.push(newCase('through svc-graphql (JWT)', `${svc.url}/v1/graphql`, { authorization: `Bearer ${jwt.token}` }));
   cases.push(newCase('through svc-graphql (admin secret)', `${svc.url}/v1/graphql`, { 'x-svc-admin-secret': ADMIN_SECRET }));
+  cases.push(
+    newCase('through svc-graphql, customized remote (JWT, delegation)', `${svc.url}/v1/graphql`, { authorization: `Bearer ${jwt.token}` }, true),
+  );
 
   for (let r = 1; r <= config.rounds; r++) {
     for (const c of cases) {
       const request = (i: number): RequestSpec => ({
         headers: c.headers,
-        body: JSON.stringify({ query: QUERY, operationName: 'Bench', variables: variables(i) }),
+        body: JSON.stringify({ query: c.query, operationName: 'Bench', variables: variables(i) }),
       });
       const load = (duration: number) =>
-        runLoad({ url: c.url, connections: config.connections, duration, check, request }, c.cursor);
-      const warm = await load(config.warmup);
+        runLoad({ url: c.url, connections: config.connections, duration, check: c.check, request }, c.cursor);
+      const warm = await load(warmupFor(config, r));
       c.cursor = warm.requestsBuilt;
       const [svcBefore, remoteBefore] = await Promise.all([svc.stats(), remote.stats()]);
       const res = await load(config.duration);
@@ -141,7 +162,9 @@ console.log(
         'autocannon in the parent sends `query Bench($id: ID!, $name: String) { hello(name: $name) user(id: $id) ' +
         '{ id name role posts { id title } } }` with different variables on every request (name n0, n1, ...), ' +
         'so no two concurrent upstream requests are identical (the remote-schemas executor has no de-duplication ' +
-        'to turn off); each answer must carry `hello` and `user`. JWT case: one HS256 token (cache hits). ' +
+        'to turn off); each answer must carry `hello` and `user`. JWT cases: one HS256 token (cache hits). ' +
+        'The customized case sends the same selection to a second copy of the remote added with ' +
+        '`root_fields_namespace: custom` and `type_names.prefix: C_`, which cannot be forwarded as it is. ' +
         'CPU columns: child CPU time per request.',
     ),
     '',

@@ -14,7 +14,7 @@ function positiveNumber(name: string, fallback: number): number {
 export interface BenchConfig {
   /** Seconds of measured load per case and round (`BENCH_DURATION`, default 5). */
   readonly duration: number;
-  /** Seconds of unmeasured load before each measurement (`BENCH_WARMUP`, default 2). */
+  /** Seconds of unmeasured load before each measurement in round 1 (`BENCH_WARMUP`, default 2; later rounds 0.5). */
   readonly warmup: number;
   /** Concurrent HTTP/1.1 connections (`BENCH_CONNECTIONS`, default 50). */
   readonly connections: number;
@@ -24,6 +24,14 @@ export interface BenchConfig {
   readonly pin: boolean;
   /** Write a V8 CPU profile of every server child to bench/profiles (`BENCH_CPU_PROF=1`). */
   readonly cpuProf: boolean;
+}
+
+/**
+ * Warm-up before a measurement in round `round` (1-based): the full warm-up in round 1, when the
+ * JIT is cold, and a short one afterwards, only to reopen connections and refill caches.
+ */
+export function warmupFor(config: BenchConfig, round: number): number {
+  return round === 1 ? config.warmup : Math.min(config.warmup, 0.5);
 }
 
 export function readConfig(): BenchConfig {

@@ -16,7 +16,7 @@ export function header(title: string, config: BenchConfig, method: string): stri
     `## ${title}`,
     '',
     `Machine: ${describeMachine(machineInfo())}`,
-    `Settings: ${config.rounds} round(s) x ${config.duration} s per case after ${config.warmup} s warm-up, ` +
+    `Settings: ${config.rounds} round(s) x ${config.duration} s per case after ${config.warmup} s warm-up (0.5 s after round 1), ` +
       `${config.connections} connections, pipelining 1, ${config.pin ? 'server pinned to CPU 1, load on CPU 0' : 'no CPU pinning'}.`,
     `Load average (1 min) when the run started / ended: ${loadAtStart} / ${loadAverage()} (on ${machineInfo().cores} cores; this run itself adds about 2).`,
     `Method: ${method}`,
