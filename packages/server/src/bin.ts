@@ -1,2 +1,70 @@
 #!/usr/bin/env node
-console.log('svc-graphql: the reference server arrives with the next issue');
+import { ConfigError, parseCommandLine, settingLabel, USAGE, type ServeConfig } from './config.js';
+import type { SvcGraphqlServer } from './server.js';
+import { VERSION } from './version.js';
+
+/** Exits with status 1 and the one line CONTRACT 2 asks for. */
+function fatal(setting: string | undefined, message: string): never {
+  process.stderr.write(`Fatal error: ${setting ? `${setting}: ` : ''}${message.replace(/\s*\n\s*/g, ' ')}\n`);
+  process.exit(1);
+}
+
+async function main(): Promise<void> {
+  let config: ServeConfig;
+  try {
+    const parsed = parseCommandLine(process.argv.slice(2));
+    if (parsed.command === 'help') {
+      process.stdout.write(USAGE);
+      return;
+    }
+    if (parsed.command === 'version') {
+      process.stdout.write(`${VERSION}\n`);
+      return;
+    }
+    config = parsed.config;
+  } catch (error) {
+    if (error instanceof ConfigError) fatal(error.setting, error.message);
+    throw error;
+  }
+
+  // Loaded only now, so that `--help` and flag errors answer without loading the whole server.
+  const { createServer, ServerOptionError } = await import('./server.js');
+  let server: SvcGraphqlServer;
+  try {
+    server = await createServer({
+      host: config.host,
+      port: config.port,
+      databaseUrl: config.databaseUrl,
+      enableRemoteSchemaPermissions: config.enableRemoteSchemaPermissions,
+      logLevel: config.logLevel,
+      ...(config.adminSecret !== undefined && { adminSecret: config.adminSecret }),
+      ...(config.jwtSecret !== undefined && { jwtSecret: config.jwtSecret }),
+      ...(config.unauthorizedRole !== undefined && { unauthorizedRole: config.unauthorizedRole }),
+    });
+  } catch (error) {
+    if (error instanceof ServerOptionError) fatal(settingLabel(config, error.option), error.message);
+    fatal(undefined, error instanceof Error ? error.message : String(error));
+  }
+
+  process.stdout.write(`svc-graphql listening on ${server.url}\n`);
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`${new Date().toISOString()} info received ${signal}\n`);
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`${new Date().toISOString()} error shutdown failed: ${String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main().catch((error: unknown) => {
+  fatal(undefined, error instanceof Error ? error.message : String(error));
+});

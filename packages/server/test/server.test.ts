@@ -1,0 +1,173 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient, type Client } from 'graphql-ws';
+import { SignJWT } from 'jose';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
+import { createServer, ServerOptionError, type SvcGraphqlServer } from '../src/index.js';
+
+const KEY = 'a server test secret of 32+ characters';
+const ADMIN_SECRET = 'server-test-admin-secret';
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-graphql-server-'));
+let remote: RunningRemote;
+let server: SvcGraphqlServer;
+
+function token(role: string, ttlSeconds = 600): Promise<string> {
+  return new SignJWT({
+    'https://svc-graphql.dev/jwt/claims': { 'x-svc-default-role': role, 'x-svc-allowed-roles': [role], 'x-svc-user-id': '7' },
+  })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+    .sign(new TextEncoder().encode(KEY));
+}
+
+function metadata(body: unknown, headers: Record<string, string> = { 'x-svc-admin-secret': ADMIN_SECRET }) {
+  return fetch(`${server.url}/v1/metadata`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+function graphql(query: string, headers: Record<string, string>, variables?: Record<string, unknown>) {
+  return fetch(`${server.url}/v1/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ query, variables }),
+  });
+}
+
+function wsClient(headers: Record<string, string>): Client {
+  return createClient({ url: server.wsUrl, webSocketImpl: WebSocket, connectionParams: { headers }, retryAttempts: 0, lazy: true });
+}
+
+beforeAll(async () => {
+  remote = await startSampleRemote({ port: 0 });
+  server = await createServer({
+    port: 0,
+    databaseUrl: `file:${join(dir, 'metadata.json')}`,
+    adminSecret: ADMIN_SECRET,
+    jwtSecret: JSON.stringify({ type: 'HS256', key: KEY }),
+    logger: quiet,
+  });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await remote?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('createServer', () => {
+  it('refuses a JWT configuration naming the option, before listening', async () => {
+    const error = await createServer({
+      port: 0,
+      databaseUrl: `file:${join(dir, 'never.json')}`,
+      adminSecret: 'x',
+      jwtSecret: { type: 'HS256', key: KEY, claims_namespace: 'a', claims_namespace_path: '$' },
+      logger: quiet,
+    }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ServerOptionError);
+    expect(error).toMatchObject({ option: 'jwtSecret', message: 'claims_namespace and claims_namespace_path both cannot be set' });
+  });
+
+  it('serves only no_queries_available before a remote is added', async () => {
+    const response = await graphql('{ no_queries_available }', { 'x-svc-admin-secret': ADMIN_SECRET });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ data: { no_queries_available: null } });
+  });
+
+  it('refuses a request with neither token nor secret in JWT mode', async () => {
+    const response = await graphql('{ no_queries_available }', {});
+    expect(response.status).toBe(401);
+    expect(await response.json()).toEqual({
+      errors: [
+        {
+          message: "Missing 'Authorization' or 'Cookie' header in JWT authentication mode",
+          extensions: { code: 'invalid-headers', path: '$' },
+        },
+      ],
+    });
+  });
+
+  it('lets only the admin role call the metadata API', async () => {
+    const asUser = await metadata({ type: 'export_metadata', args: {} }, { authorization: `Bearer ${await token('user')}` });
+    expect(asUser.status).toBe(403);
+    expect(await asUser.json()).toEqual({ error: 'restricted access : admin only', path: '$', code: 'access-denied' });
+    const asAdminToken = await metadata({ type: 'export_metadata', args: {} }, { authorization: `Bearer ${await token('admin')}` });
+    expect(asAdminToken.status).toBe(200);
+  });
+
+  it('adds a remote schema, then serves its queries and subscriptions to a token holder, then removes it', async () => {
+    const added = await metadata({ type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url } } });
+    expect(await added.json()).toEqual({ message: 'success' });
+    expect(added.status).toBe(200);
+
+    const userToken = await token('user');
+    const query = await graphql('query Hi($name: String) { hello(name: $name) }', { authorization: `Bearer ${userToken}` }, { name: 'svc' });
+    expect(query.status).toBe(200);
+    const body = (await query.json()) as { data?: { hello?: unknown }; errors?: unknown };
+    expect(body.errors).toBeUndefined();
+    expect(typeof body.data?.hello).toBe('string');
+
+    const client = wsClient({ Authorization: `Bearer ${userToken}` });
+    const values: unknown[] = [];
+    for await (const result of client.iterate({ query: 'subscription { countdown(from: 2, intervalMs: 10) }' })) {
+      values.push(result);
+    }
+    await client.dispose();
+    expect(values).toEqual([{ data: { countdown: 2 } }, { data: { countdown: 1 } }, { data: { countdown: 0 } }]);
+
+    const removed = await metadata({ type: 'remove_remote_schema', args: { name: 'sample' } });
+    expect(await removed.json()).toEqual({ message: 'success' });
+    const after = await graphql('{ hello }', { authorization: `Bearer ${userToken}` });
+    const afterBody = (await after.json()) as { errors?: Array<{ message: string }> };
+    expect(afterBody.errors?.[0]?.message).toMatch(/Cannot query field "hello"/);
+  });
+
+  it('closes a WebSocket whose token is invalid with 4403', async () => {
+    const client = wsClient({ Authorization: 'Bearer not.a.token' });
+    const closed = await new Promise<{ code: number; reason: string }>((done) => {
+      client.on('closed', (event) => done(event as { code: number; reason: string }));
+      client.subscribe({ query: '{ no_queries_available }' }, { next() {}, error() {}, complete() {} });
+    });
+    await client.dispose();
+    expect(closed.code).toBe(4403);
+    expect(closed.reason).toMatch(/^Forbidden/);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('lets an in-flight request finish and closes WebSockets with 1001', async () => {
+    const own = await createServer({ port: 0, databaseUrl: `file:${join(dir, 'shutdown.json')}`, logger: quiet });
+    const add = await fetch(`${own.url}/v1/metadata`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url } } }),
+    });
+    expect(add.status).toBe(200);
+
+    const socket = new WebSocket(own.wsUrl, 'graphql-transport-ws');
+    await new Promise((done) => socket.once('open', done));
+    const socketClosed = new Promise<number>((done) => socket.once('close', (code) => done(code)));
+
+    const slow = fetch(`${own.url}/v1/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ slow(ms: 300) }' }),
+    });
+    await new Promise((done) => setTimeout(done, 100));
+    const closing = own.close();
+    const response = await slow;
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ data: { slow: expect.any(String) } });
+    expect(await socketClosed).toBe(1001);
+    await closing;
+    await expect(fetch(`${own.url}/healthz`)).rejects.toThrow();
+  });
+});
