@@ -1,4 +1,4 @@
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type Source } from 'graphql';
 import type { RemoteSchemaErrorCode } from './types.js';
 
 /**
@@ -34,11 +34,36 @@ interface RemoteErrorShape {
   extensions?: unknown;
 }
 
+function offsetOf(body: string, line: number, column: number): number | undefined {
+  let offset = 0;
+  for (let current = 1; current < line; current++) {
+    const next = body.indexOf('\n', offset);
+    if (next === -1) return undefined;
+    offset = next + 1;
+  }
+  const position = offset + column - 1;
+  return position <= body.length ? position : undefined;
+}
+
+function positionsOf(source: Source, locations: unknown[]): number[] | undefined {
+  const positions: number[] = [];
+  for (const location of locations) {
+    const { line, column } = (location ?? {}) as { line?: unknown; column?: unknown };
+    if (typeof line !== 'number' || typeof column !== 'number') return undefined;
+    const position = offsetOf(source.body, line, column);
+    if (position === undefined) return undefined;
+    positions.push(position);
+  }
+  return positions;
+}
+
 /**
  * Turns an error object from a remote's JSON answer into a `GraphQLError`, keeping its message,
  * path, locations and extensions (plain objects would be masked by Yoga as unexpected errors).
+ * Yoga rebuilds errors from `source` and `positions` when it serializes them, so locations survive
+ * only when the `source` the remote saw is given.
  */
-export function toGraphQLError(raw: unknown): GraphQLError {
+export function toGraphQLError(raw: unknown, source?: Source): GraphQLError {
   const shape: RemoteErrorShape = raw && typeof raw === 'object' ? (raw as RemoteErrorShape) : {};
   const message = typeof shape.message === 'string' ? shape.message : 'Unknown error from the remote schema';
   const path = Array.isArray(shape.path)
@@ -46,8 +71,13 @@ export function toGraphQLError(raw: unknown): GraphQLError {
     : undefined;
   const extensions =
     shape.extensions && typeof shape.extensions === 'object' ? (shape.extensions as Record<string, unknown>) : undefined;
-  const error = new GraphQLError(message, { ...(path ? { path } : {}), ...(extensions ? { extensions } : {}) });
-  if (Array.isArray(shape.locations)) {
+  const positions = source && Array.isArray(shape.locations) ? positionsOf(source, shape.locations as unknown[]) : undefined;
+  const error = new GraphQLError(message, {
+    ...(path ? { path } : {}),
+    ...(extensions ? { extensions } : {}),
+    ...(positions && source ? { source, positions } : {}),
+  });
+  if (!positions && Array.isArray(shape.locations)) {
     // GraphQLError derives locations from a source it does not have here; keep the remote's.
     Object.defineProperty(error, 'locations', { value: shape.locations, enumerable: true });
   }

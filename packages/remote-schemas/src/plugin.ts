@@ -5,9 +5,18 @@ import type { LoadedRemote } from './loaded-remote.js';
 import { printCached, type GraphQLRequestBody } from './remote-client.js';
 import type { RemoteSchemaRegistry } from './types.js';
 
+/**
+ * Yoga keeps the request's parameters in the context: sending the client's own text keeps the
+ * locations of remote errors right for the client (and saves printing the document).
+ */
+function queryTextOf(args: ExecutionArgs): string {
+  const params = (args.contextValue as { params?: { query?: unknown } } | null | undefined)?.params;
+  return typeof params?.query === 'string' ? params.query : printCached(args.document);
+}
+
 function bodyOf(args: ExecutionArgs): GraphQLRequestBody {
   return {
-    query: printCached(args.document),
+    query: queryTextOf(args),
     variables: (args.variableValues ?? null) as Record<string, unknown> | null,
     operationName: args.operationName ?? null,
   };
@@ -17,7 +26,7 @@ function forward(remote: LoadedRemote, args: ExecutionArgs): Promise<ExecutionRe
   return remote.client.post(bodyOf(args), remote.client.headersFor(args.contextValue));
 }
 
-function forwardSubscription(remote: LoadedRemote, args: ExecutionArgs): AsyncGenerator<ExecutionResult> {
+function forwardSubscription(remote: LoadedRemote, args: ExecutionArgs): AsyncIterableIterator<ExecutionResult> {
   return remote.client.subscriptions.subscribe(bodyOf(args), remote.client.headersFor(args.contextValue));
 }
 

@@ -1,4 +1,4 @@
-import { getIntrospectionQuery, print, type DocumentNode, type ExecutionResult } from 'graphql';
+import { Source, getIntrospectionQuery, print, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
 import { RemoteSchemaError, httpExceptionMessage, remoteCallError, toGraphQLError } from './errors.js';
 import { forwardedHeaders, type HeaderPolicy } from './headers.js';
@@ -74,7 +74,7 @@ export class RemoteClient {
         signal: AbortSignal.timeout(timeoutMs),
       });
       const text = await response.text();
-      const json = parseGraphQLResponse(text);
+      const json = parseGraphQLResponse(text, body.query);
       if (json) return json;
       this.#options.logger.warn(`remote schema "${this.name}": answer from "${url}" is not a GraphQL response (status ${response.status})`);
     } catch (error) {
@@ -119,7 +119,7 @@ export class RemoteClient {
   }
 }
 
-function parseGraphQLResponse(text: string): ExecutionResult | undefined {
+function parseGraphQLResponse(text: string, query: string): ExecutionResult | undefined {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -130,7 +130,10 @@ function parseGraphQLResponse(text: string): ExecutionResult | undefined {
   const { data, errors, extensions } = json as { data?: unknown; errors?: unknown; extensions?: unknown };
   if (data === undefined && errors === undefined) return undefined;
   const result: ExecutionResult = { data: (data ?? null) as Record<string, unknown> | null };
-  if (Array.isArray(errors) && errors.length > 0) result.errors = errors.map(toGraphQLError);
+  if (Array.isArray(errors) && errors.length > 0) {
+    const source = new Source(query);
+    result.errors = errors.map((error) => toGraphQLError(error, source));
+  }
   if (extensions && typeof extensions === 'object') result.extensions = extensions as Record<string, unknown>;
   return result;
 }

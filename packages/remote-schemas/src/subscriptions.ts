@@ -74,38 +74,70 @@ export class SubscriptionPool {
     }
   }
 
-  /** Results of one subscription on the remote; a connection failure ends it with one error result. */
-  async *subscribe(payload: SubscribePayload, headers: Record<string, string>): AsyncGenerator<ExecutionResult> {
+  /**
+   * Results of one subscription on the remote; a connection failure ends it with one error result.
+   * Written as a plain iterator, not an async generator: a generator that waits for the remote's
+   * next event cannot be returned early, and a client that leaves must free the socket at once.
+   */
+  subscribe(payload: SubscribePayload, headers: Record<string, string>): AsyncIterableIterator<ExecutionResult> {
+    const done: IteratorResult<ExecutionResult> = { done: true, value: undefined };
     if (this.#disposed) {
-      yield { errors: [remoteCallError(this.#httpUrl)] };
-      return;
+      let sent = false;
+      const failure = { errors: [remoteCallError(this.#httpUrl)] };
+      return {
+        next: async () => (sent ? done : ((sent = true), { done: false, value: failure })),
+        return: async () => done,
+        [Symbol.asyncIterator]() {
+          return this;
+        },
+      };
     }
     const [key, pooled] = this.#acquire(headers);
-    const iterator = pooled.client.iterate({
+    const upstream = pooled.client.iterate({
       query: payload.query,
       variables: payload.variables ?? null,
       operationName: payload.operationName ?? null,
     });
-    try {
-      for (;;) {
-        let step: IteratorResult<{ data?: unknown; errors?: readonly unknown[] | undefined }>;
-        try {
-          step = await iterator.next();
-        } catch (error) {
-          this.#logger.warn(`remote subscription to "${this.#wsUrl}" failed:`, describe(error));
-          yield { errors: [remoteCallError(this.#httpUrl)] };
-          return;
-        }
-        if (step.done) return;
-        const result: ExecutionResult = { data: (step.value.data ?? null) as Record<string, unknown> | null };
-        if (step.value.errors) result.errors = step.value.errors.map(toGraphQLError);
-        yield result;
-      }
-    } finally {
-      // Tells the remote to stop (sends `complete`) when our consumer leaves first.
-      void iterator.return?.();
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      // Tells the remote to stop (`complete`) when our consumer leaves first.
+      void upstream.return?.();
       this.#release(key, pooled);
-    }
+    };
+    return {
+      next: async (): Promise<IteratorResult<ExecutionResult>> => {
+        if (finished) return done;
+        try {
+          const step = await upstream.next();
+          if (finished) return done;
+          if (step.done) {
+            finish();
+            return done;
+          }
+          const result: ExecutionResult = { data: (step.value.data ?? null) as Record<string, unknown> | null };
+          if (step.value.errors) result.errors = step.value.errors.map((error) => toGraphQLError(error));
+          return { done: false, value: result };
+        } catch (error) {
+          if (finished) return done;
+          finish();
+          this.#logger.warn(`remote subscription to "${this.#wsUrl}" failed:`, describe(error));
+          return { done: false, value: { errors: [remoteCallError(this.#httpUrl)] } };
+        }
+      },
+      return: async () => {
+        finish();
+        return done;
+      },
+      throw: async (error: unknown) => {
+        finish();
+        throw error;
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
   }
 
   /** Closes every upstream connection; their subscriptions end. */
