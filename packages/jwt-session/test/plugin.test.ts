@@ -211,6 +211,13 @@ describe('token location (SPEC 5.2, 5.6)', () => {
 });
 
 describe('the plugin', () => {
+  it('throws at factory time on bad configuration, naming the field', () => {
+    expect(() => useJwtSession({ jwt: { type: 'HS256', key: 'short' } })).toThrowError('key: HS256 key must be at least 32 characters');
+    expect(() => createSessionResolver({ jwt: '{"type":"HS256","key":"' + SECRET + '","audiance":"x"}' })).toThrowError('unknown field "audiance"');
+    expect(() => useJwtSession({ adminSecret: '' })).toThrowError('jwt-session: "adminSecret" must be a non-empty string');
+    expect(() => useJwtSession({ sessionVariablePrefix: 'x svc' })).toThrowError(/"sessionVariablePrefix" must be a header-name prefix/);
+  });
+
   it('uses another sessionVariablePrefix for claims, headers and messages', async () => {
     const server = await app({ adminSecret: ADMIN, jwt: { ...jwt, claims_namespace: 'https://hasura.io/jwt/claims' }, sessionVariablePrefix: 'X-Hasura-' });
     const token = await sign(
