@@ -13,6 +13,7 @@ export interface PostgresMetadataStoreOptions {
 }
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+const RELISTEN_DELAY_MS = 1000;
 
 /**
  * The shared store: one row of `<schema>.metadata` (`resource_version`, the document as `json` so
@@ -68,17 +69,57 @@ export function createPostgresMetadataStore(options: PostgresMetadataStoreOption
   const listeners = new Set<() => void>();
   let listener: pg.Client | undefined;
   let listening: Promise<void> | undefined;
+  let relisten: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
 
-  async function startListening(): Promise<void> {
-    const client = new pg.Client({ connectionString: options.connectionString });
-    client.on('error', () => undefined);
-    client.on('notification', (message) => {
-      if (message.channel !== channel) return;
-      for (const onChange of listeners) onChange();
+  function notifyAll(): void {
+    for (const onChange of listeners) onChange();
+  }
+
+  /** A dropped LISTEN connection (database restart, network) is opened again after a pause. */
+  function scheduleRelisten(): void {
+    if (closed || listeners.size === 0 || relisten !== undefined) return;
+    relisten = setTimeout(() => {
+      relisten = undefined;
+      listen(true);
+    }, RELISTEN_DELAY_MS);
+    relisten.unref();
+  }
+
+  function listen(reconnecting: boolean): void {
+    listening ??= (async () => {
+      const client = new pg.Client({ connectionString: options.connectionString });
+      client.on('error', () => undefined);
+      client.on('notification', (message) => {
+        if (message.channel === channel) notifyAll();
+      });
+      client.on('end', () => {
+        if (listener !== client) return;
+        listener = undefined;
+        listening = undefined;
+        scheduleRelisten();
+      });
+      try {
+        await client.connect();
+        await client.query(`LISTEN "${channel}"`);
+      } catch (error) {
+        await client.end().catch(() => undefined);
+        throw error;
+      }
+      if (closed) {
+        await client.end().catch(() => undefined);
+        return;
+      }
+      listener = client;
+      // Changes made while no connection was listening were not announced to us.
+      if (reconnecting) notifyAll();
+    })().catch((error: unknown) => {
+      listening = undefined;
+      // Without LISTEN this instance only sees other instances' changes at reload_metadata or on
+      // its next save, so keep trying.
+      process.emitWarning(wrap('cannot listen for metadata changes', error));
+      scheduleRelisten();
     });
-    await client.connect();
-    await client.query(`LISTEN "${channel}"`);
-    listener = client;
   }
 
   return {
@@ -130,27 +171,25 @@ export function createPostgresMetadataStore(options: PostgresMetadataStoreOption
 
     watch(onChange) {
       listeners.add(onChange);
-      listening ??= startListening().catch((error: unknown) => {
-        listening = undefined;
-        // Without LISTEN this instance only sees other instances' changes at reload_metadata.
-        process.emitWarning(wrap('cannot listen for metadata changes', error));
-      });
+      listen(false);
       return () => {
         listeners.delete(onChange);
       };
     },
 
     async close() {
+      closed = true;
       listeners.clear();
+      if (relisten !== undefined) clearTimeout(relisten);
       await listening;
-      await listener?.end().catch(() => undefined);
+      const client = listener;
       listener = undefined;
+      await client?.end().catch(() => undefined);
       await pool.end();
     },
   };
 }
 
-/** The connection string without its password: it ends up in logs. */
 function describeDatabase(connectionString: string): string {
   try {
     const url = new URL(connectionString);

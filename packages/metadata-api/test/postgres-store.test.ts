@@ -101,6 +101,29 @@ describe.skipIf(databaseUrl === undefined)('createPostgresMetadataStore', () => 
     unwatch?.();
   });
 
+  it('listens again after its LISTEN connection is dropped, and reports the change it may have missed', async () => {
+    const [writer, watcher] = [open(), open()];
+    let changes = 0;
+    watcher.watch?.(() => (changes += 1));
+    let version = 0;
+    await until(async () => {
+      await writer.save({ resourceVersion: version + 1, metadata: documentWith(`r${String(version)}`) }, version);
+      version += 1;
+      return changes > 0;
+    }, 'a first notification');
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const { rows } = await admin.query(
+      "SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE query = $1",
+      [`LISTEN "${schema}_metadata_changed"`],
+    );
+    await admin.end();
+    expect(rows).toEqual([{ done: true }]);
+    const before = changes;
+    await writer.save({ resourceVersion: version + 1, metadata: documentWith('after') }, version);
+    await until(() => changes > before, 'a notification after the connection was dropped');
+  });
+
   it('lets a second service follow the first through watch()', async () => {
     const registries = [createFakeRegistry(REMOTES), createFakeRegistry(REMOTES)] as const;
     const services = registries.map((registry) => createMetadataService({ registry, store: open(), logger: silentLogger }));
