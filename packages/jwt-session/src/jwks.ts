@@ -1,4 +1,4 @@
-import { createPublicKey, type JsonWebKey } from 'node:crypto';
+import { X509Certificate, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { algorithmInfo, checkKeyFits, type VerificationKey } from './algorithms.js';
 import type { Logger } from './options.js';
 import { nextRefreshDelay } from './refresh-schedule.js';
@@ -195,10 +195,18 @@ function importJwk(value: unknown): { key: VerificationKey; print: string } | un
   if (info === undefined) throw new Error(`unsupported alg ${alg}`);
   const material: Record<string, unknown> = {};
   for (const member of PUBLIC_MEMBERS) if (jwk[member] !== undefined) material[member] = jwk[member];
-  const key = createPublicKey({ key: material as JsonWebKey, format: 'jwk' });
+  const x5c = Array.isArray(jwk['x5c']) && typeof jwk['x5c'][0] === 'string' ? jwk['x5c'][0] : undefined;
+  let key: KeyObject;
+  if (material['n'] === undefined && material['x'] === undefined && x5c !== undefined) {
+    // Some providers publish only the certificate chain; its first certificate holds the key.
+    key = new X509Certificate(Buffer.from(x5c, 'base64')).publicKey;
+    material['x5c'] = x5c;
+  } else {
+    key = createPublicKey({ key: material as JsonWebKey, format: 'jwk' });
+  }
   checkKeyFits(alg, info, key);
   const kid = typeof jwk['kid'] === 'string' ? jwk['kid'] : undefined;
-  const print = JSON.stringify([kid ?? null, alg, ...PUBLIC_MEMBERS.map((m) => material[m] ?? null)]);
+  const print = JSON.stringify([kid ?? null, alg, ...PUBLIC_MEMBERS.map((m) => material[m] ?? null), material['x5c'] ?? null]);
   return { key: kid === undefined ? { alg, family: info.family, key } : { alg, family: info.family, key, kid }, print };
 }
 

@@ -2,7 +2,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSessionResolver, SessionError, type SessionResolver } from '../src/index.js';
 import { publicJwk, settle, startJwksServer, until, type JwksServer } from './utils/jwks-server.js';
-import { NAMESPACE, sign } from './utils/keys.js';
+import { generateTestKeys, NAMESPACE, sign } from './utils/keys.js';
 import { silentLogger } from './utils/server.js';
 
 const roles = { 'x-svc-allowed-roles': ['user'], 'x-svc-default-role': 'user' };
@@ -120,6 +120,18 @@ describe('jwk_url keys', () => {
     expect(await outcome(r, await token(keyB.privateKey, 'b'))).toBe('user');
     // Signed by B but naming A: A cannot verify it.
     expect(await outcome(r, await token(keyB.privateKey, 'a'))).toEqual({ status: 401, body: INVALID_SIGNATURE });
+  });
+
+  it('reads a JWK that carries only its X.509 chain (x5c), and skips encryption keys', async () => {
+    const { p256 } = generateTestKeys(['p256']);
+    const der = p256.certificate.replace(/-----[A-Z ]+-----|\s/g, '');
+    jwks.keys = [
+      { kty: 'EC', crv: 'P-256', kid: 'cert', use: 'sig', x5c: [der] },
+      { ...(await publicJwk(keyA.publicKey, 'enc', 'RS256')), use: 'enc' },
+    ];
+    const r = await start();
+    expect(await outcome(r, await token(p256.privateKey, 'cert', 'ES256'))).toBe('user');
+    expect(await outcome(r, await token(keyA.privateKey, 'enc'))).toEqual({ status: 401, body: NO_USABLE_KEYS });
   });
 
   it('tries every key of the right algorithm for a token without kid', async () => {
