@@ -44,6 +44,8 @@ export interface OperationContext {
   loadStored(): Promise<StoredMetadata | undefined>;
   remoteSchemaPermissions: boolean;
   draft: Draft;
+  /** How many `bulk` operations enclose this one. */
+  depth: number;
   /** Runs one nested request (for `bulk`), its errors relative to `$`. */
   execute(body: unknown): Promise<unknown>;
 }
@@ -281,8 +283,14 @@ const dropInconsistentMetadata: Operation = async (value, context) => {
   return SUCCESS;
 };
 
+/** Deeper nesting of `bulk` is refused: it has no use, and unbounded recursion would exhaust the stack. */
+export const MAX_BULK_DEPTH = 8;
+
 const bulk: Operation = async (value, context) => {
   if (!Array.isArray(value)) throw new MetadataApiError('invalid-params', 'expected an array', ARGS);
+  if (context.depth >= MAX_BULK_DEPTH) {
+    throw new MetadataApiError('invalid-params', `bulk operations can be nested at most ${String(MAX_BULK_DEPTH)} deep`, ARGS);
+  }
   const results: unknown[] = [];
   for (const [index, item] of value.entries()) {
     try {

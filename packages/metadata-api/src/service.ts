@@ -95,7 +95,7 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
     return { document, baseVersion: version, changed: false, plan: undefined, reload: new Set(), adopted: undefined };
   }
 
-  async function execute(body: unknown, draft: Draft): Promise<unknown> {
+  async function execute(body: unknown, draft: Draft, depth = 0): Promise<unknown> {
     const request = parseMetadataRequest(body);
     if (request.resourceVersion !== undefined && request.resourceVersion !== draft.baseVersion) {
       throw new MetadataApiError(
@@ -109,7 +109,8 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
       remoteSchemaPermissions,
       draft,
       loadStored,
-      execute: (nested) => execute(nested, draft),
+      depth,
+      execute: (nested) => execute(nested, draft, depth + 1),
     };
     return OPERATIONS[request.type](request.args, context, request);
   }

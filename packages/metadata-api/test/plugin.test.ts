@@ -107,6 +107,29 @@ describe('request parsing', () => {
     expect(await fixture.server.post(body)).toEqual({ status: 200, body: { message: 'success', is_consistent: true } });
   });
 
+  it('answers deeply nested bodies with 400, not a stack overflow', async () => {
+    const depth = 20_000;
+    const nested = `${'{"type":"bulk","args":['.repeat(depth)}{"type":"export_metadata","args":{}}${']}'.repeat(depth)}`;
+    const { status, body } = await fixture.server.post(nested);
+    expect(status).toBe(400);
+    expect(body).toEqual({
+      error: 'bulk operations can be nested at most 8 deep',
+      path: '$.args[0].args[0].args[0].args[0].args[0].args[0].args[0].args[0].args',
+      code: 'invalid-params',
+    });
+    const arrays = await fixture.server.post(`${'['.repeat(200_000)}${']'.repeat(200_000)}`);
+    expect(arrays.status).toBe(400);
+    expect(arrays.body.code).toBe('parse-failed');
+  });
+
+  it('answers random text bodies with 400 parse-failed', async () => {
+    const samples = ['{', 'null', '"x"', '1e999', 'true', '{"type":', '\u0000', '{"type":"bulk","args":[', '{}}', '\uFEFF{}'];
+    for (const text of samples) {
+      const { status, body } = await fixture.server.post(text);
+      expect([status, body.code]).toEqual([400, 'parse-failed']);
+    }
+  });
+
   it('answers a few hundred random JSON bodies with 4xx, never 5xx, and stays healthy', async () => {
     let seed = 42;
     const random = () => {
