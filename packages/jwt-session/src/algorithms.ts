@@ -78,7 +78,8 @@ export function importConfigKey(type: JwtAlgorithm, material: string): Verificat
     if ([...material].length < min) throw new Error(`${type} key must be at least ${min} characters`);
     return { alg, family: 'HMAC', key: createSecretKey(Buffer.from(material, 'utf8')) };
   }
-  const text = material.trim();
+  // A PEM pasted into JSON twice-escaped arrives with literal "\n" sequences; they cannot occur in PEM.
+  const text = material.replace(/\\n/g, '\n').trim();
   if (/^(ssh-|ecdsa-sha2-)/.test(text) || text.includes('BEGIN OPENSSH')) {
     throw new Error('OpenSSH keys are not supported; give a PEM public key or an X.509 certificate');
   }

@@ -85,6 +85,12 @@ describe('parseJwtConfig', () => {
     }
   });
 
+  it('accepts a PEM whose newlines arrive as literal \\n sequences', () => {
+    const escaped = rsa.spki.trim().replace(/\n/g, '\\n');
+    expect(escaped).not.toContain('\n');
+    expect(parseJwtConfig({ type: 'RS256', key: escaped }).keys).toMatchObject({ kind: 'key', type: 'RS256' });
+  });
+
   it('refuses private keys and OpenSSH keys with a clear message', () => {
     const pem = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     rejects({ type: 'RS256', key: pem }, 'key: expected a public key or an X.509 certificate, got a private key');
