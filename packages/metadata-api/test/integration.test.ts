@@ -183,6 +183,20 @@ describe.skipIf(!oneGraphqlRealm)('metadata API with the real registry and real 
     expect(app.service.resourceVersion()).toBe(1);
   });
 
+  it('applies 20 concurrent adds: every remote is present and answers', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, index) =>
+        add(`n${String(index)}`, { url: one.url, customization: { root_fields_namespace: `n${String(index)}`, type_names: { prefix: `N${String(index)}_` } } }),
+      ),
+    );
+    expect(results).toEqual(Array.from({ length: 20 }, () => success));
+    const fields = Array.from({ length: 20 }, (_, index) => `n${String(index)} { remoteName }`).join(' ');
+    const { data } = await app.query(`{ ${fields} }`);
+    expect(Object.keys(data)).toHaveLength(20);
+    expect(Object.values(data)).toEqual(Array.from({ length: 20 }, () => ({ remoteName: 'one' })));
+    expect(app.service.resourceVersion()).toBe(20);
+  });
+
   it('rolls a failed bulk back: the schema is the one from before', async () => {
     await add('one', { url: one.url });
     const { status, body } = await app.metadata({
