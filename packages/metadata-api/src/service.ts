@@ -124,7 +124,12 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
         try {
           await store.save(next, draft.baseVersion);
         } catch (error) {
-          if (!(error instanceof StoreConflictError) || attempt >= MAX_STORE_CONFLICT_RETRIES) throw error;
+          if (!(error instanceof StoreConflictError)) throw error;
+          if (attempt >= MAX_STORE_CONFLICT_RETRIES) {
+            throw new MetadataApiError('conflict', 'the stored metadata kept changing while this request was applied; try again', '$', {
+              cause: error,
+            });
+          }
           // Another instance saved first: adopt its document and run the request again on top of
           // it (a request that named a resource_version then gets its 409).
           await refresh();

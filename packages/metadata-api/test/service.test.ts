@@ -1,6 +1,6 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createFileMetadataStore, createMetadataService, MetadataStoreError } from '../src/index.js';
+import { createFileMetadataStore, createMetadataService, MetadataStoreError, StoreConflictError } from '../src/index.js';
 import { createFakeRegistry } from './utils/fake-registry.js';
 import { A, B, CLASH, DOWN, REMOTES, rootFields, startFixture, type Fixture } from './utils/fixture.js';
 import { silentLogger, temporaryDirectory, type MetadataResult } from './utils/metadata-server.js';
@@ -165,6 +165,30 @@ describe('concurrency', () => {
       body: { error: 'metadata resource version referenced (0) did not match current version (1)', path: '$', code: 'conflict' },
     });
     await other.close();
+  });
+});
+
+describe('a store that keeps refusing saves', () => {
+  it('answers 409 conflict after a few attempts and commits nothing', async () => {
+    const registry = createFakeRegistry(REMOTES);
+    let saves = 0;
+    const store = {
+      load: async () => undefined,
+      save: async (_document: unknown, expected: number) => {
+        saves += 1;
+        throw new StoreConflictError(expected, 99);
+      },
+      close: async () => undefined,
+    };
+    const service = createMetadataService({ registry, store, logger: silentLogger });
+    await service.init();
+    expect(await service.handle(addA)).toEqual({
+      status: 409,
+      body: { error: 'the stored metadata kept changing while this request was applied; try again', path: '$', code: 'conflict' },
+    });
+    expect(saves).toBe(4);
+    expect(rootFields(registry)).toEqual(['no_queries_available']);
+    await service.close();
   });
 });
 
