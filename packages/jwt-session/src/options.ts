@@ -45,7 +45,7 @@ export interface JwtSessionOptions {
   fetch?: typeof fetch;
   /**
    * Where JWKS failures (warn) and rejected tokens (debug) are reported.
-   * @default console, without debug lines
+   * @default Yoga's logger inside Yoga (useJwtSession), else console without debug lines
    */
   logger?: Logger;
 }
@@ -105,7 +105,7 @@ export function normalizeOptions(options: JwtSessionOptions): NormalizedOptions 
   };
 }
 
-const defaultLogger: Logger = {
+export const defaultLogger: Logger = {
   // A rejected token is routine; printing every one by default would let clients flood the log.
   debug: () => undefined,
   info: (...args) => console.info(...args),

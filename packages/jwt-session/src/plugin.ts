@@ -1,6 +1,6 @@
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { SessionError } from './errors.js';
-import type { JwtSessionOptions } from './options.js';
+import { defaultLogger, type JwtSessionOptions, type Logger } from './options.js';
 import type { HeadersInput } from './request-headers.js';
 import { createSessionResolver, type SessionResolver } from './resolver.js';
 import type { Session } from './session.js';
@@ -42,12 +42,21 @@ function headersOf(context: Record<string, unknown>): HeadersInput | undefined {
  */
 export function useJwtSession(options: JwtSessionOptions | { resolver: SessionResolver }): Plugin<{ session: Session }> {
   const shared = 'resolver' in options;
-  const resolver = shared ? options.resolver : createSessionResolver(options);
+  // Without a logger of its own, the plugin reports through Yoga's logger once Yoga is up.
+  let logTo: Logger = defaultLogger;
+  const logger: Logger = {
+    debug: (...args) => logTo.debug(...args),
+    info: (...args) => logTo.info(...args),
+    warn: (...args) => logTo.warn(...args),
+    error: (...args) => logTo.error(...args),
+  };
+  const resolver = shared ? options.resolver : createSessionResolver(options.logger === undefined ? { ...options, logger } : options);
   const sessions = new WeakMap<Request, Session>();
   let isGraphQLRequest: (url: URL) => boolean = () => true;
 
   return {
     onYogaInit({ yoga }) {
+      logTo = yoga.logger;
       const endpoint = yoga.graphqlEndpoint;
       let pattern: { test(input: URL): boolean } | undefined;
       try {

@@ -229,6 +229,19 @@ describe('the plugin', () => {
     expect((await server.query({ 'x-hasura-admin-secret': 'no' })).body).toEqual(errorBody('access-denied', 'invalid x-hasura-admin-secret'));
   });
 
+  it("reports through Yoga's logger when given no logger of its own", async () => {
+    const warnings: unknown[][] = [];
+    const yoga = createYoga({
+      schema: createSchema({ typeDefs: 'type Query { a: String }' }),
+      logging: { debug() {}, info() {}, warn: (...args: unknown[]) => warnings.push(args), error() {} },
+      // Port 1 refuses connections: the first JWKS fetch fails at once.
+      plugins: [useJwtSession({ jwt: { jwk_url: 'http://127.0.0.1:1/jwks.json' }, adminSecret: ADMIN })],
+    });
+    await expect.poll(() => warnings.length).toBeGreaterThan(0);
+    expect(String(warnings[0]?.[0])).toMatch(/^jwt-session: fetching http:\/\/127\.0\.0\.1:1\/jwks\.json failed \(.+\); keeping 0 key\(s\), retrying in 10 s$/);
+    await yoga.dispose();
+  });
+
   it('leaves requests to other paths to other handlers', async () => {
     const server = await app({ adminSecret: ADMIN, jwt });
     const response = await fetch(server.url.replace('/graphql', '/somewhere-else'), { headers: { accept: 'application/json' } });
