@@ -1,4 +1,4 @@
-import type { ExecutionResult, GraphQLSchema } from 'graphql';
+import { validateSchema, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { builtInScalarMapping, renameInIntrospection, restoreInRequests } from './builtin-scalars.js';
 import { compose, createPlaceholderSchema } from './compose.js';
 import { resolveDefinition } from './definition.js';
@@ -66,6 +66,10 @@ class Registry implements RemoteSchemaRegistry {
     this.#options = options;
     this.#placeholder = options.localSchema === undefined;
     this.#local = options.localSchema ?? createPlaceholderSchema();
+    const errors = validateSchema(this.#local);
+    if (errors.length > 0) {
+      throw new TypeError(`createRemoteSchemaRegistry: "localSchema" is invalid: ${errors.map((e) => e.message).join('; ')}`);
+    }
     const initial = compose(this.#local, this.#placeholder, []);
     this.#live = { schema: initial.schema, entries: [], loaded: new Map(), problems: [] };
   }

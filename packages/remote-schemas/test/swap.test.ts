@@ -40,8 +40,11 @@ describe('schema swaps under load', () => {
       { query: 'query Slow($name: String) { hello(name: $name) slow(ms: 15) }', check: (d: any, i: number) => d.hello === `Hello, n${i}!` && d.slow === 'slept 15 ms' },
     ];
     let cycles = 0;
+    let sent = 0;
     const swapping = (async () => {
       for (; cycles < 50; cycles++) {
+        // Spread the cycles over the whole run: one every 40 queries.
+        while (sent < cycles * 40 && sent < 2000) await new Promise((r) => setTimeout(r, 1));
         registry.commit(await registry.plan([sampleEntry, otherEntry]));
         await new Promise((r) => setTimeout(r, 2));
         registry.commit(await registry.plan([sampleEntry]));
@@ -50,7 +53,6 @@ describe('schema swaps under load', () => {
     })();
     const failures: unknown[] = [];
     let otherAnswers = 0;
-    let sent = 0;
     const worker = async () => {
       while (sent < 2000) {
         const i = sent++;
