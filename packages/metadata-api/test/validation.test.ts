@@ -165,3 +165,66 @@ describe('add_remote_schema validation', () => {
     ).toEqual(invalid('$.args.definition["time out"]', 'unknown field "time out"'));
   });
 });
+
+describe('replace_metadata document validation', () => {
+  const replace = (args: unknown) => fixture.server.post({ type: 'replace_metadata', args });
+  const remote = { name: 'r', definition: { url: A } };
+
+  it.each([
+    ['a key of another product', { version: 3, remote_schemas: [], sources: [] }, '$.args.sources', 'unknown field "sources"'],
+    ['an unknown version', { version: 4, remote_schemas: [] }, '$.args.version', 'expected metadata version 2 or 3'],
+    ['remote_schemas that are not a list', { version: 3, remote_schemas: {} }, '$.args.remote_schemas', 'expected an array'],
+    ['an entry without a name', { remote_schemas: [{ definition: { url: A } }] }, '$.args.remote_schemas[0]', 'key "name" not found'],
+    [
+      'a bad definition deep inside',
+      { remote_schemas: [remote, { name: 's', definition: { url: A, timeout_seconds: 'x' } }] },
+      '$.args.remote_schemas[1].definition.timeout_seconds',
+      'expected a positive number',
+    ],
+    [
+      'a permission without a schema',
+      { remote_schemas: [{ ...remote, permissions: [{ role: 'user', definition: {} }] }] },
+      '$.args.remote_schemas[0].permissions[0].definition',
+      'key "schema" not found',
+    ],
+    [
+      'a permission with an empty role',
+      { remote_schemas: [{ ...remote, permissions: [{ role: '', definition: { schema: 'type Query { a: String }' } }] }] },
+      '$.args.remote_schemas[0].permissions[0].role',
+      'expected a non-empty string',
+    ],
+    [
+      'a wrapped document with a misspelt flag',
+      { allow_inconsistent: true, metadata: { remote_schemas: [] } },
+      '$.args.allow_inconsistent',
+      'unknown field "allow_inconsistent"',
+    ],
+    ['a wrapped document that is not an object', { metadata: [] }, '$.args.metadata', 'expected an object'],
+  ])('refuses %s with invalid-params at its path', async (_title, args, path, message) => {
+    expect(await replace(args)).toEqual(invalid(path, message));
+  });
+
+  it('refuses two permissions for one role with already-exists', async () => {
+    const permission = { role: 'user', definition: { schema: 'type Query { a: String }' } };
+    expect(await replace({ remote_schemas: [{ ...remote, permissions: [permission, permission] }] })).toEqual({
+      status: 400,
+      body: {
+        error: 'permission for role "user" on remote schema "r" already exists',
+        path: '$.args.remote_schemas[0].permissions[1].role',
+        code: 'already-exists',
+      },
+    });
+  });
+
+  it('accepts a version 2 document and exports it as version 3 with defaults', async () => {
+    expect(await replace({ version: 2, remote_schemas: [{ ...remote, comment: null, definition: { url: A, headers: null } }] })).toEqual({
+      status: 200,
+      body: { message: 'success' },
+    });
+    expect((await fixture.server.post({ type: 'export_metadata', args: {} })).body).toEqual({
+      version: 3,
+      remote_schemas: [{ name: 'r', definition: { url: A, forward_client_headers: false, timeout_seconds: 60 } }],
+    });
+    await replace({ version: 3, remote_schemas: [] });
+  });
+});
