@@ -6,6 +6,7 @@
 // load (time to add, memory), then per round a steady phase and a swap phase of equal length under
 // the same load, where the generated remote is added and removed back to back.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { getIntrospectionQuery } from 'graphql';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChild, type ChildServer } from './lib/child.js';
@@ -36,6 +37,8 @@ interface SizeResult {
   readonly types: number;
   readonly idleAdd: number[];
   readonly idleRemove: number[];
+  /** The remote answering an introspection query alone (what every add waits for at least). */
+  readonly introspection: number[];
   /** Heap after GC with the remote added minus before it, per idle cycle (bytes). */
   readonly heapGrowth: number[];
   readonly steady: LoadResult[];
@@ -47,6 +50,18 @@ interface SizeResult {
   peakHeap: number;
   metadataFailures: number;
   readonly reasons: Map<string, number>;
+}
+
+async function timeIntrospection(url: string): Promise<number> {
+  const started = performance.now();
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: getIntrospectionQuery() }),
+  });
+  const body = (await response.json()) as { data?: unknown };
+  if (!response.ok || !body.data) throw new Error(`introspection of ${url} failed: HTTP ${response.status}`);
+  return performance.now() - started;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-bench-swap-'));
@@ -96,6 +111,7 @@ try {
       types,
       idleAdd: [],
       idleRemove: [],
+      introspection: [],
       heapGrowth: [],
       steady: [],
       swapping: [],
@@ -118,6 +134,7 @@ try {
     };
 
     for (let i = 0; i < IDLE_CYCLES; i++) {
+      result.introspection.push(await timeIntrospection(remote.url));
       const before = await svc.stats(true);
       noteMetadata(await add(), result.idleAdd);
       const withRemote = await svc.stats(true);
@@ -183,6 +200,7 @@ const addRows = results.map((r, i) => [
   round(med(r.idleAdd), 1),
   round(med(r.idleAdd) / r.types, 3),
   marginal(r, i),
+  round(med(r.introspection), 1),
   round(med(r.idleRemove), 1),
   round(med(r.loadedAdd), 1),
   round(med(r.loadedAdd) / r.types, 3),
@@ -224,7 +242,8 @@ console.log(
         'and N root fields) each in their own Node child process. Steady load: `hello` + `user` from the sample ' +
         'remote through svc-graphql with one HS256 token and different variables per request, every answer checked. ' +
         `Per size: ${IDLE_CYCLES} add/remove pairs without load (time from sending \`add_remote_schema\` to its answer, ` +
-        'heap after a forced GC with and without the remote), then per round a steady phase and a swap phase ' +
+        'heap after a forced GC with and without the remote; "remote introspection" is the remote answering the ' +
+        'standard introspection query to this process alone, a floor for every add), then per round a steady phase and a swap phase ' +
         `(add, remove, add, ... back to back for at least ${config.duration} s and ${MIN_SWAPS} pairs) under the same load. ` +
         'Memory: svc-graphql process, sampled every 200 ms during swaps.',
     ),
@@ -232,7 +251,7 @@ console.log(
     'Adding and removing (median ms; "no load" and "under load" columns):',
     '',
     formatTable(
-      ['types', 'add ms', 'add ms/type', 'marginal ms/type', 'remove ms', 'add ms (load)', 'add ms/type (load)', 'remove ms (load)', 'heap +MiB with remote'],
+      ['types', 'add ms', 'add ms/type', 'marginal ms/type', 'remote introspection ms', 'remove ms', 'add ms (load)', 'add ms/type (load)', 'remove ms (load)', 'heap +MiB with remote'],
       addRows,
     ),
     '',
