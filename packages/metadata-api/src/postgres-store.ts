@@ -31,7 +31,8 @@ export function createPostgresMetadataStore(options: PostgresMetadataStoreOption
   }
   const table = `"${schema}"."metadata"`;
   const channel = `${schema}_metadata_changed`;
-  const pool = new pg.Pool({ connectionString: options.connectionString, max: 4 });
+  // A database that does not answer must not hang start-up: give up on a connection after 10 s.
+  const pool = new pg.Pool({ connectionString: options.connectionString, max: 4, connectionTimeoutMillis: 10_000 });
   // An idle client that loses its connection must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
 
@@ -88,7 +89,7 @@ export function createPostgresMetadataStore(options: PostgresMetadataStoreOption
 
   function listen(reconnecting: boolean): void {
     listening ??= (async () => {
-      const client = new pg.Client({ connectionString: options.connectionString });
+      const client = new pg.Client({ connectionString: options.connectionString, connectionTimeoutMillis: 10_000 });
       client.on('error', () => undefined);
       client.on('notification', (message) => {
         if (message.channel === channel) notifyAll();
