@@ -44,6 +44,19 @@ export function summarize(profile: Profile, top = 25): string {
     const fn = `${functionName || '(anonymous)'} ${url ? `${url.replace(/^.*\/(node_modules|packages|examples)\//, '$1/')}:${lineNumber + 1}` : ''}`;
     functions.set(fn, (functions.get(fn) ?? 0) + us);
   }
+  // Inclusive ("total") time: every function on the stack of a sample gets the sample once.
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+  const inclusive = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parents.get(cur)) {
+      const frame = byId.get(cur)?.callFrame;
+      if (!frame || frame.functionName === '(root)' || frame.functionName === '(idle)' || frame.url === '') continue;
+      seen.add(`${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\/(node_modules|packages|examples)\//, '$1/')}:${frame.lineNumber + 1}`);
+    }
+    for (const key of seen) inclusive.set(key, (inclusive.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
   const pct = (us: number) => `${((us / total) * 100).toFixed(1).padStart(5)}%`;
   const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]);
   return [
@@ -54,6 +67,9 @@ export function summarize(profile: Profile, top = 25): string {
     '',
     'hottest functions (self time):',
     ...sorted(functions).slice(0, top).map(([f, us]) => `${pct(us)}  ${f}`),
+    '',
+    'hottest functions (total time, callees included):',
+    ...sorted(inclusive).slice(0, top).map(([f, us]) => `${pct(us)}  ${f}`),
   ].join('\n');
 }
 
