@@ -138,6 +138,7 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
         if (draft.plan !== undefined) registry.commit(draft.plan);
         document = next.metadata;
         version = next.resourceVersion;
+        logger.info(`metadata changed by ${describeRequest(body)}: resource version ${String(version)}`);
       } else {
         if (draft.plan !== undefined) registry.commit(draft.plan);
         if (draft.adopted !== undefined) {
@@ -161,6 +162,12 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
         const entries = document.remote_schemas.map(({ name, definition }) => ({ name, definition }));
         registry.commit(await registry.plan(entries));
         initialized = true;
+        const inconsistent = toInconsistentObjects(registry.problems(), document).length;
+        logger.info(
+          `metadata loaded${store.location === undefined ? '' : ` from ${store.location}`}: ` +
+            `${String(document.remote_schemas.length)} remote schema(s), resource version ${String(version)}` +
+            (inconsistent > 0 ? `, ${String(inconsistent)} inconsistent object(s)` : ''),
+        );
         logInconsistencies();
         unwatch = store.watch?.(() => {
           void serial(refresh).catch((error: unknown) => {
@@ -198,4 +205,11 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
       await store.close();
     },
   };
+}
+
+/** `add_remote_schema "name"`, for logs; the body was validated before this is called. */
+function describeRequest(body: unknown): string {
+  const { type, args } = body as { type?: unknown; args?: { name?: unknown } };
+  const name = args !== null && typeof args === 'object' && typeof args.name === 'string' ? ` "${args.name}"` : '';
+  return `${String(type)}${name}`;
 }
