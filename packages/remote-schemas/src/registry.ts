@@ -6,6 +6,7 @@ import { RemoteSchemaError } from './errors.js';
 import type { LoadedRemote } from './loaded-remote.js';
 import { normalizeOptions, type NormalizedOptions, type RemoteSchemaRegistryOptions } from './options.js';
 import { RemoteClient } from './remote-client.js';
+import { fetchTransport, nodeTransport, type DisposableTransport } from './transport.js';
 import { buildRemoteSchema, publicRemoteSchema } from './remote-schema.js';
 import type {
   PlanOptions,
@@ -61,9 +62,11 @@ class Registry implements RemoteSchemaRegistry {
   #retryChain: Promise<void> = Promise.resolve();
   #commits = 0;
   #disposed = false;
+  readonly #transport: DisposableTransport;
 
   constructor(options: NormalizedOptions) {
     this.#options = options;
+    this.#transport = options.fetch ? fetchTransport(options.fetch) : nodeTransport();
     this.#placeholder = options.localSchema === undefined;
     this.#local = options.localSchema ?? createPlaceholderSchema();
     const errors = validateSchema(this.#local);
@@ -135,7 +138,7 @@ class Registry implements RemoteSchemaRegistry {
 
   async #load(entry: RemoteSchemaEntry, key: string): Promise<LoadedRemote> {
     const definition = resolveDefinition(entry.definition);
-    const client = new RemoteClient(entry.name, definition, this.#options);
+    const client = new RemoteClient(entry.name, definition, this.#options, this.#transport.post);
     const started = performance.now();
     const introspection = await client.introspect();
     const scalars = builtInScalarMapping(definition.customization?.type_names?.mapping);
@@ -266,7 +269,7 @@ class Registry implements RemoteSchemaRegistry {
     if (loaded) return loaded.introspection;
     const entry = this.#live.entries.find((e) => e.name === name);
     if (!entry) throw new RemoteSchemaError('remote-schema-error', `remote schema "${name}" is not loaded`);
-    const client = new RemoteClient(name, resolveDefinition(entry.definition), this.#options);
+    const client = new RemoteClient(name, resolveDefinition(entry.definition), this.#options, this.#transport.post);
     return client.introspect();
   }
 
@@ -279,6 +282,7 @@ class Registry implements RemoteSchemaRegistry {
     const clients = [...this.#clients];
     this.#clients.clear();
     await Promise.all(clients.map((c) => c.dispose()));
+    this.#transport.dispose();
   }
 }
 

@@ -5,6 +5,7 @@ import { forwardedHeaders, type HeaderPolicy } from './headers.js';
 import type { ResolvedDefinition } from './definition.js';
 import type { NormalizedOptions } from './options.js';
 import { SubscriptionPool } from './subscriptions.js';
+import type { Transport } from './transport.js';
 
 export interface GraphQLRequestBody {
   query: string;
@@ -32,8 +33,11 @@ export class RemoteClient {
   readonly #options: NormalizedOptions;
   readonly #policy: HeaderPolicy;
 
-  constructor(name: string, definition: ResolvedDefinition, options: NormalizedOptions) {
+  readonly #transport: Transport;
+
+  constructor(name: string, definition: ResolvedDefinition, options: NormalizedOptions, transport: Transport) {
     this.name = name;
+    this.#transport = transport;
     this.definition = definition;
     this.#options = options;
     this.#policy = {
@@ -63,18 +67,13 @@ export class RemoteClient {
   async post(body: GraphQLRequestBody, headers: Record<string, string>): Promise<ExecutionResult> {
     const { url, timeoutMs } = this.definition;
     try {
-      const response = await this.#options.fetch(url, {
-        method: 'POST',
-        headers: {
-          accept: 'application/graphql-response+json, application/json',
-          ...headers,
-          'content-type': 'application/json',
-        },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const text = await response.text();
-      const json = parseGraphQLResponse(text, body.query);
+      const response = await this.#transport(
+        url,
+        { accept: 'application/graphql-response+json, application/json', ...headers, 'content-type': 'application/json' },
+        JSON.stringify(body),
+        timeoutMs,
+      );
+      const json = parseGraphQLResponse(response.text, body.query);
       if (json) return json;
       this.#options.logger.warn(`remote schema "${this.name}": answer from "${url}" is not a GraphQL response (status ${response.status})`);
     } catch (error) {

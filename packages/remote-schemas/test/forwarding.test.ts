@@ -3,8 +3,8 @@ import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remot
 import { createRemoteSchemaRegistry, type RemoteSchemaDefinition, type RemoteSchemaRegistry } from '../src/index.js';
 import { startGateway, type Gateway } from './utils/gateway.js';
 
-/** Headers that fetch (undici) itself sets on every request: not ours to assert. */
-const TRANSPORT = new Set(['host', 'connection', 'content-length', 'content-type', 'accept', 'accept-encoding', 'accept-language', 'sec-fetch-mode']);
+/** Headers of the HTTP request itself (asserted separately). */
+const TRANSPORT = new Set(['host', 'connection', 'content-length', 'content-type', 'accept']);
 
 function withoutTransport(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).filter(([name]) => !TRANSPORT.has(name)));
@@ -75,6 +75,7 @@ describe('headers sent to the remote', () => {
     cookie: 'a=b',
     'x-other': 'kept',
     'x-test-session': JSON.stringify(session),
+    'sec-fetch-mode': 'cors', // set by the test's own fetch
     'user-agent': 'client-agent/1.0',
     'x-forwarded-host': gatewayHost,
     'x-forwarded-user-agent': 'client-agent/1.0',
@@ -84,8 +85,9 @@ describe('headers sent to the remote', () => {
     await useOnly({ headers: configured, forward_client_headers: true });
     const headers = await echoedHeaders('{ echoHeaders }', (d) => d.echoHeaders);
     expect(withoutTransport(headers)).toEqual(expected(new URL(gateway.url).host));
-    expect(headers['accept-language']).not.toBe('fr');
     expect(headers['content-type']).toBe('application/json');
+    expect(headers['accept']).toBe('application/graphql-response+json, application/json');
+    expect(headers['host']).toBe(new URL(remote.url).host);
   });
 
   it('are the same through delegation (customized remote)', async () => {
@@ -103,7 +105,6 @@ describe('headers sent to the remote', () => {
       'x-token': 'from-env',
       'x-svc-role': 'user',
       'x-svc-org': 'acme',
-      'user-agent': expect.not.stringContaining('client-agent') as unknown as string,
     });
   });
 
@@ -116,7 +117,6 @@ describe('headers sent to the remote', () => {
       'x-custom': 'from-config',
       'x-svc-user-id': '7',
       'x-token': 'from-env',
-      'user-agent': expect.any(String) as unknown as string,
     });
   });
 });
