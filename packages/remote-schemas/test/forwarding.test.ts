@@ -158,6 +158,14 @@ describe('results', () => {
     expect(remote.received.at(-1)?.body).toMatchObject({ operationName: 'Greet', variables: { name: 'Op' } });
   });
 
+  it('keeps the operation name when delegating', async () => {
+    await useOnly({ customization: { root_fields_namespace: 'ns' } });
+    const response = await gateway.post({ query: 'query Named($name: String) { ns { hello(name: $name) } }', variables: { name: 'D' } });
+    expect(response).toEqual({ status: 200, body: { data: { ns: { hello: 'Hello, D!' } } } });
+    expect(remote.received.at(-1)?.body).toMatchObject({ operationName: 'Named', variables: { name: 'D' } });
+    await useOnly({});
+  });
+
   it('sends an operation on one uncustomized remote as it is, in one request', async () => {
     // The client's own text goes to the remote, so that error locations stay right.
     remote.received.length = 0;

@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
+import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
+import { createRemoteSchemaRegistry } from '../src/index.js';
+import { memoryLogger } from './utils/fixtures.js';
+
+let sample: RunningRemote;
+beforeAll(async () => {
+  sample = await startSampleRemote();
+});
+afterAll(() => sample.close());
+
+describe('createRemoteSchemaRegistry options', () => {
+  it('refuses a bad option with a TypeError naming it', () => {
+    expect(() => createRemoteSchemaRegistry({ retry: { initialDelayMs: -1 } })).toThrow(
+      new TypeError('createRemoteSchemaRegistry: expected "retry.initialDelayMs" to be a positive number, but got -1'),
+    );
+    expect(() => createRemoteSchemaRegistry({ fetch: 'nope' as unknown as typeof fetch })).toThrow(
+      new TypeError('createRemoteSchemaRegistry: expected "fetch" to be a function, but got string'),
+    );
+  });
+
+  it('refuses an invalid local schema', () => {
+    const invalid = new GraphQLSchema({ query: new GraphQLObjectType({ name: 'Query', fields: {} }) });
+    expect(() => createRemoteSchemaRegistry({ localSchema: invalid })).toThrow(/"localSchema" is invalid: Type Query must define one or more fields/);
+  });
+
+  it('keeps the local schema and its resolvers next to the remotes', async () => {
+    const localSchema = new GraphQLSchema({
+      query: new GraphQLObjectType({ name: 'Query', fields: { version: { type: GraphQLString, resolve: () => '1.0' } } }),
+    });
+    const registry = createRemoteSchemaRegistry({ localSchema, retry: false });
+    try {
+      const plan = await registry.plan([{ name: 'sample', definition: { url: sample.url } }]);
+      expect(plan.problems).toEqual([]);
+      const fields = Object.keys(plan.schema.getQueryType()?.getFields() ?? {});
+      expect(fields.slice(0, 2)).toEqual(['version', 'hello']);
+      expect(fields).not.toContain('no_queries_available');
+    } finally {
+      await registry.dispose();
+    }
+  });
+
+  it('sends every call through the given fetch', async () => {
+    const calls: string[] = [];
+    const registry = createRemoteSchemaRegistry({
+      logger: memoryLogger(),
+      fetch: (input, init) => {
+        calls.push(String(input));
+        return fetch(input, init);
+      },
+    });
+    try {
+      const plan = await registry.plan([{ name: 'sample', definition: { url: sample.url } }]);
+      expect(plan.problems).toEqual([]);
+      expect(calls).toEqual([sample.url]);
+    } finally {
+      await registry.dispose();
+    }
+  });
+});
