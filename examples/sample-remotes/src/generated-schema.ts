@@ -16,8 +16,8 @@ export interface GeneratedSchemaOptions {
 }
 
 /**
- * A schema of `types` object types `<prefix>T<i>`, each with a scalar field or two and a link to the
- * next type, and one root field `<prefix>t<i>` per type. Used by the swap benchmark and tests.
+ * A schema of `types` object types `<prefix>T<i>`, each with a few scalar fields and a link to a
+ * `parent` type, and one root field `<prefix>t<i>` per type. Used by the swap benchmark and tests.
  */
 export function createGeneratedSchema(options: GeneratedSchemaOptions): GraphQLSchema {
   const prefix = options.prefix ?? '';
@@ -33,8 +33,10 @@ export function createGeneratedSchema(options: GeneratedSchemaOptions): GraphQLS
           name: { type: GraphQLString, resolve: () => `${prefix}T${index}` },
           value: { type: GraphQLInt, resolve: () => index },
         };
-        const next = types[(index + 1) % count];
-        if (next) fields['next'] = { type: next, resolve: () => ({}) };
+        // A link to the parent in a binary tree: types reference each other, but reference chains
+        // stay logarithmic (graphql-js walks them recursively).
+        const parent = types[index === 0 ? 0 : Math.floor((index - 1) / 2)];
+        if (parent) fields['parent'] = { type: parent, resolve: () => ({}) };
         return fields;
       },
     });

@@ -1,7 +1,6 @@
 export { createRemoteSchemaRegistry } from './registry.js';
 export { useRemoteSchemas } from './plugin.js';
 export { RemoteSchemaError, httpExceptionMessage } from './errors.js';
-export { forwardedHeaders } from './headers.js';
 export type {
   ClientHeaders,
   ForwardedSession,

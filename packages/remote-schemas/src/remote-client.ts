@@ -1,6 +1,6 @@
 import { Source, getIntrospectionQuery, print, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
-import { RemoteSchemaError, httpExceptionMessage, remoteCallError, toGraphQLError } from './errors.js';
+import { RemoteSchemaError, remoteCallError, toGraphQLError } from './errors.js';
 import { forwardedHeaders, type HeaderPolicy } from './headers.js';
 import type { ResolvedDefinition } from './definition.js';
 import type { NormalizedOptions } from './options.js';
@@ -145,4 +145,3 @@ export function describeError(error: unknown): string {
   return String(error);
 }
 
-export { httpExceptionMessage };
