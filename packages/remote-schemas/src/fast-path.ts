@@ -1,6 +1,7 @@
 import {
   Kind,
   getOperationAST,
+  visit as visitAst,
   type DocumentNode,
   type FragmentDefinitionNode,
   type GraphQLSchema,
@@ -21,8 +22,8 @@ const decisions = new WeakMap<DocumentNode, CachedTarget>();
 
 /**
  * The remote an operation can be sent to as it is: every root field belongs to that one remote,
- * which has no customization and uses our root type names (fragments on the root type then mean
- * the same there), and the document has no other operation (the remote would validate it too).
+ * which has no customization, and the document has no other operation (the remote would validate
+ * it too).
  * `undefined` means: execute normally (delegation).
  */
 export function forwardTarget(
@@ -74,6 +75,24 @@ function decide(schema: GraphQLSchema, document: DocumentNode, operationName: st
   };
   if (!visit(operation.selectionSet) || !target) return undefined;
   const remoteRoot = target.public.roots[kind];
-  if (!remoteRoot || remoteRoot.name !== routing.rootTypeNames[kind]) return undefined;
+  if (!remoteRoot) return undefined;
+  // A remote may call its root `query_root` (Hasura does): the document means the same there
+  // unless it names our root type in a type condition.
+  if (remoteRoot.name !== routing.rootTypeNames[kind] && namesType(document, new Set(Object.values(routing.rootTypeNames)))) {
+    return undefined;
+  }
   return target;
+}
+
+function namesType(document: DocumentNode, names: ReadonlySet<string>): boolean {
+  let found = false;
+  visitAst(document, {
+    InlineFragment(node) {
+      if (node.typeCondition && names.has(node.typeCondition.name.value)) found = true;
+    },
+    FragmentDefinition(node) {
+      if (names.has(node.typeCondition.name.value)) found = true;
+    },
+  });
+  return found;
 }
