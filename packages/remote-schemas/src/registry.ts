@@ -39,6 +39,8 @@ interface Retry {
   timer: ReturnType<typeof setTimeout>;
 }
 
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 function keyOf(entry: RemoteSchemaEntry): string {
   return JSON.stringify(entry.definition);
 }
@@ -126,6 +128,7 @@ class Registry implements RemoteSchemaRegistry {
         early.push(outcome);
       }
     }
+    await yieldToEventLoop();
     const composition = compose(this.#local, this.#placeholder, candidates);
     const order = new Map(desired.map((e, i) => [e.name, i]));
     const problems = [...early, ...composition.problems].sort(
@@ -141,6 +144,9 @@ class Registry implements RemoteSchemaRegistry {
     const client = new RemoteClient(entry.name, definition, this.#options, this.#transport.post);
     const started = performance.now();
     const introspection = await client.introspect();
+    // Building a schema of thousands of types takes a while: yield between the steps so that
+    // requests being served are not held up by one long block.
+    await yieldToEventLoop();
     const scalars = builtInScalarMapping(definition.customization?.type_names?.mapping);
     let remoteSchema: GraphQLSchema;
     let executor = client.executor;
@@ -150,6 +156,7 @@ class Registry implements RemoteSchemaRegistry {
     } else {
       remoteSchema = buildRemoteSchema(entry.name, introspection);
     }
+    await yieldToEventLoop();
     const publicSchema = publicRemoteSchema(remoteSchema, executor, definition.customization, new Set(scalars.values()));
     this.#options.logger.debug(
       `remote schema "${entry.name}": ${Object.keys(remoteSchema.getTypeMap()).length} types loaded in ${Math.round(performance.now() - started)} ms`,

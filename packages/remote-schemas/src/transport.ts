@@ -37,38 +37,44 @@ export function fetchTransport(fetchFn: typeof fetch): DisposableTransport {
 export function nodeTransport(): DisposableTransport {
   const http = new HttpAgent({ keepAlive: true });
   const https = new HttpsAgent({ keepAlive: true });
-  return {
-    post(url, headers, body, timeoutMs) {
-      return new Promise<TransportResponse>((resolve, reject) => {
-        const secure = url.startsWith('https:');
-        const payload = Buffer.from(body);
-        const request = (secure ? httpsRequest : httpRequest)(url, {
-          method: 'POST',
-          agent: secure ? https : http,
-          headers: { ...headers, 'content-length': String(payload.length) },
-        });
-        const timer = setTimeout(() => {
-          request.destroy(new Error(`no answer within ${timeoutMs} ms`));
-        }, timeoutMs);
-        request.once('error', (error) => {
+  const send = (url: string, headers: Record<string, string>, payload: Buffer, timeoutMs: number, retried: boolean) =>
+    new Promise<TransportResponse>((resolve, reject) => {
+      const secure = url.startsWith('https:');
+      const request = (secure ? httpsRequest : httpRequest)(url, {
+        method: 'POST',
+        agent: secure ? https : http,
+        headers: { ...headers, 'content-length': String(payload.length) },
+      });
+      const timer = setTimeout(() => {
+        request.destroy(new Error(`no answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+      request.once('error', (error: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        // A kept-alive socket the remote closed (idle timeout) just as we reused it: the remote
+        // dropped the connection without reading the request; send it once more on a fresh socket,
+        // as Node's documentation advises for `reusedSocket`.
+        if (!retried && request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) {
+          send(url, headers, payload, timeoutMs, true).then(resolve, reject);
+          return;
+        }
+        reject(error);
+      });
+      request.once('response', (response: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.once('error', (error) => {
           clearTimeout(timer);
           reject(error);
         });
-        request.once('response', (response: IncomingMessage) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.once('error', (error) => {
-            clearTimeout(timer);
-            reject(error);
-          });
-          response.once('end', () => {
-            clearTimeout(timer);
-            resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
-          });
+        response.once('end', () => {
+          clearTimeout(timer);
+          resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
         });
-        request.end(payload);
       });
-    },
+      request.end(payload);
+    });
+  return {
+    post: (url, headers, body, timeoutMs) => send(url, headers, Buffer.from(body), timeoutMs, false),
     dispose() {
       http.destroy();
       https.destroy();
