@@ -18,7 +18,8 @@ export async function start(raw: unknown): Promise<StartedServer> {
     databaseUrl: options.databaseUrl,
     adminSecret: options.adminSecret,
     jwtSecret: options.jwtSecret,
-    logLevel: 'error',
+    // BENCH_SVC_LOG=warn shows why a remote call failed (the server logs it as a warning).
+    logLevel: process.env['BENCH_SVC_LOG'] === 'warn' ? 'warn' : 'error',
   });
   return { url: server.url, close: () => server.close() };
 }
