@@ -19,7 +19,8 @@ const remote =
   values.types === undefined
     ? await startSampleRemote({ port, host: values.host, name: values.name })
     : await startGeneratedRemote({ port, host: values.host, types: Number(values.types), prefix: values.prefix ?? '' });
-console.log(`sample remote "${values.name}" listening on ${remote.url} (WebSocket ${remote.wsUrl})`);
+const what = values.types === undefined ? `sample remote "${values.name}"` : `generated remote (${values.types} types)`;
+console.log(`${what} listening on ${remote.url} (WebSocket ${remote.wsUrl})`);
 
 const stop = () => {
   void remote.close().then(() => process.exit(0));
