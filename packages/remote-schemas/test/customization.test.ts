@@ -163,6 +163,36 @@ describe('field names', () => {
   });
 });
 
+describe('all customizations at once', () => {
+  beforeAll(() =>
+    useOnly({
+      root_fields_namespace: 'svc',
+      type_names: { prefix: 'P_', suffix: '_s', mapping: { Role: 'Rank' } },
+      field_names: [{ parent_type: 'User', mapping: { name: 'userName' } }, { parent_type: 'Query', prefix: 'q_' }],
+    }),
+  );
+
+  it('key field names by the original type name and rename everything else around them', async () => {
+    const response = await gateway.post({
+      query: `query ($rank: Rank) {
+        svc { q_users(role: $rank) { __typename userName role } q_node(id: "1") { __typename ... on P_User_s { userName } } }
+      }`,
+      variables: { rank: 'VIEWER' },
+    });
+    expect(response).toEqual({
+      status: 200,
+      body: {
+        data: {
+          svc: {
+            q_users: [{ __typename: 'P_User_s', userName: 'Linus', role: 'VIEWER' }],
+            q_node: { __typename: 'P_User_s', userName: 'Ada' },
+          },
+        },
+      },
+    });
+  });
+});
+
 describe('customization that is wrong on its own', () => {
   const cases: Array<[string, RemoteSchemaCustomization, RegExp]> = [
     ['a type mapping that is not distinct', { type_names: { mapping: { User: 'X', Post: 'X' } } }, /not distinct/],
