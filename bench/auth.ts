@@ -174,6 +174,8 @@ const rows = cases.map((c) => [
   round(stat(c, 'cpu'), 1),
   `${round(bareCpu / stat(c, 'cpu'), 3).toFixed(3)}x`,
   c.samples.map((s) => Math.round(s.rps)).join(' / '),
+  // Each round's ratio against the same round's baseline: less exposed to slow drift of the machine.
+  c.samples.map((s, i) => (s.rps / (bareCase.samples[i]?.rps ?? Number.NaN)).toFixed(2)).join(' / '),
   c.failures,
 ]);
 
@@ -203,7 +205,7 @@ console.log(
     ),
     '',
     formatTable(
-      ['case', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'server CPU us/req', 'CPU ratio', 'req/s per round', 'failures'],
+      ['case', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'server CPU us/req', 'CPU ratio', 'req/s per round', 'ratio per round', 'failures'],
       rows,
     ),
     '',

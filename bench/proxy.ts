@@ -144,6 +144,8 @@ const rows = cases.map((c, i) => [
   i === 0 ? '-' : String(round(stat(c, 'svcCpu'), 0)),
   round(stat(c, 'remoteCpu'), 0),
   c.samples.map((s) => Math.round(s.rps)).join(' / '),
+  // Each round's ratio against the same round's baseline: less exposed to slow drift of the machine.
+  c.samples.map((s, i) => (s.rps / (direct.samples[i]?.rps ?? Number.NaN)).toFixed(2)).join(' / '),
   c.failures,
 ]);
 const viaJwt = cases[1];
@@ -169,7 +171,7 @@ console.log(
     ),
     '',
     formatTable(
-      ['case', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'svc CPU us/req', 'remote CPU us/req', 'req/s per round', 'failures'],
+      ['case', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'svc CPU us/req', 'remote CPU us/req', 'req/s per round', 'ratio per round', 'failures'],
       rows,
     ),
     '',
