@@ -7,6 +7,7 @@ import {
   type GraphQLNamedType,
 } from 'graphql';
 import type { LoadedRemote } from './loaded-remote.js';
+import { rewire, shapeOf } from './shared-types.js';
 import type { RemoteSchemaProblem } from './types.js';
 
 export type RootOperation = 'query' | 'mutation' | 'subscription';
@@ -57,9 +58,10 @@ function rootsOf(schema: GraphQLSchema): Partial<Record<RootOperation, GraphQLOb
 }
 
 /**
- * Puts the local schema and the remotes side by side, in order. Nothing is merged: a remote whose
- * root field or type name is already taken is left out with an `invalid-configuration` problem.
- * Types are shared by reference, so the work is linear in the number of types.
+ * Puts the local schema and the remotes side by side, in order. A remote whose root field is
+ * already taken, or that defines a type of a taken name with another shape (or one of the local
+ * schema), is left out with an `invalid-configuration` problem. Types are used by reference, so the
+ * work is linear in the number of types.
  */
 export function compose(local: GraphQLSchema, placeholder: boolean, remotes: readonly LoadedRemote[]): Composition {
   const localRoots = rootsOf(local);
@@ -83,21 +85,40 @@ export function compose(local: GraphQLSchema, placeholder: boolean, remotes: rea
     if (!name.startsWith('__') && !localRootTypes.has(type)) types.set(name, type);
   }
 
+  const localNames = new Set(types.keys());
   const problems: RemoteSchemaProblem[] = [];
   const included: LoadedRemote[] = [];
   for (const remote of remotes) {
-    const problem = clash(remote, fields, types, rootNames, placeholder);
-    if (problem) {
-      problems.push({ name: remote.name, code: 'invalid-configuration', message: problem });
+    const remoteRoots = new Set<GraphQLNamedType>(Object.values(remote.public.roots));
+    const own = new Map<string, GraphQLNamedType>();
+    for (const [name, type] of Object.entries(remote.public.schema.getTypeMap())) {
+      if (!name.startsWith('__') && !remoteRoots.has(type)) own.set(name, type);
+    }
+    const outcome = clash(remote, own, fields, types, localNames, rootNames, placeholder);
+    if (typeof outcome === 'string') {
+      problems.push({ name: remote.name, code: 'invalid-configuration', message: outcome });
       continue;
     }
     included.push(remote);
-    const remoteRoots = new Set<GraphQLNamedType>(Object.values(remote.public.roots));
-    for (const [name, type] of Object.entries(remote.public.schema.getTypeMap())) {
-      if (!name.startsWith('__') && !remoteRoots.has(type)) types.set(name, type);
+    let roots = remote.public.roots;
+    let added: ReadonlyMap<string, GraphQLNamedType> = own;
+    if (outcome.size > 0) {
+      // Types of the same name and shape as earlier remotes' are shared: this remote's other types
+      // are copied to refer to the shared instances (only then, so the common case stays free).
+      const all = new Map(own);
+      for (const root of remoteRoots) all.set(root.name, root);
+      const rewired = rewire(all, outcome);
+      roots = {};
+      for (const operation of OPERATIONS) {
+        const root = remote.public.roots[operation];
+        if (root) roots[operation] = rewired.get(root.name) as GraphQLObjectType;
+      }
+      for (const root of remoteRoots) rewired.delete(root.name);
+      added = rewired;
     }
+    for (const [name, type] of added) types.set(name, type);
     for (const operation of OPERATIONS) {
-      const root = remote.public.roots[operation];
+      const root = roots[operation];
       if (!root) continue;
       for (const [name, config] of Object.entries(root.toConfig().fields)) {
         fields[operation].set(name, config);
@@ -128,13 +149,20 @@ export function compose(local: GraphQLSchema, placeholder: boolean, remotes: rea
   return { ...rest, problems: all };
 }
 
+/**
+ * Why `remote` cannot join (a message), or the types it shares with earlier remotes: same name and
+ * same shape, as Hasura allows. A type of the local schema is never shared: its resolvers are not
+ * the remote's.
+ */
 function clash(
   remote: LoadedRemote,
+  own: ReadonlyMap<string, GraphQLNamedType>,
   fields: Record<RootOperation, Map<string, FieldConfig>>,
-  types: Map<string, GraphQLNamedType>,
-  rootNames: Set<string>,
+  types: ReadonlyMap<string, GraphQLNamedType>,
+  localNames: ReadonlySet<string>,
+  rootNames: ReadonlySet<string>,
   placeholder: boolean,
-): string | undefined {
+): string | Map<string, GraphQLNamedType> {
   for (const operation of OPERATIONS) {
     const root = remote.public.roots[operation];
     if (!root) continue;
@@ -143,17 +171,19 @@ function clash(
       if (fields[operation].has(name)) return `Inconsistent object: Duplicate remote field '${name}'`;
     }
   }
-  const remoteRoots = new Set<GraphQLNamedType>(Object.values(remote.public.roots));
   const conflicts: string[] = [];
-  for (const [name, type] of Object.entries(remote.public.schema.getTypeMap())) {
-    if (name.startsWith('__') || remoteRoots.has(type)) continue;
+  const shared = new Map<string, GraphQLNamedType>();
+  for (const [name, type] of own) {
     const existing = types.get(name);
-    if ((existing !== undefined && existing !== type) || rootNames.has(name)) conflicts.push(name);
+    if (rootNames.has(name)) conflicts.push(name);
+    else if (existing === undefined || existing === type) continue;
+    else if (!localNames.has(name) && shapeOf(existing) === shapeOf(type)) shared.set(name, existing);
+    else conflicts.push(name);
   }
   if (conflicts.length > 0) {
-    return `Inconsistent object: Conflicting types: ${conflicts.map((c) => `'${c}'`).join(', ')} already exist in the schema`;
+    return `Inconsistent object: Conflicting types: ${conflicts.map((c) => `'${c}'`).join(', ')} already exist in the schema with another definition`;
   }
-  return undefined;
+  return shared;
 }
 
 function build(

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GraphQLObjectType, GraphQLSchema, GraphQLString, printSchema } from 'graphql';
-import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
+import { GraphQLID, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString, buildSchema, printSchema } from 'graphql';
+import { startSampleRemote, startSchemaServer, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createRemoteSchemaRegistry, type RemoteSchemaCustomization, type RemoteSchemaRegistry } from '../src/index.js';
 import { startGateway, type Gateway } from './utils/gateway.js';
 
@@ -223,14 +223,69 @@ describe('clashes', () => {
     expect(Object.keys(plan.schema.getQueryType()?.getFields() ?? {})).toContain('hello');
   });
 
-  it('refuses a remote whose types are already taken', async () => {
+  it('shares types of the same name and shape between remotes, as Hasura does', async () => {
     const plan = await registry.plan([
       { name: 'first', definition: { url: remote.url } },
       { name: 'second', definition: { url: remote.url, customization: { root_fields_namespace: 'two' } } },
     ]);
-    expect(plan.problems).toHaveLength(1);
-    expect(plan.problems[0]).toMatchObject({ name: 'second', code: 'invalid-configuration' });
-    expect(plan.problems[0]?.message).toMatch(/^Inconsistent object: Conflicting types: 'Node', 'Role', 'User'/);
+    expect(plan.problems).toEqual([]);
+    registry.commit(plan);
+    const response = await gateway.post({
+      query: '{ user(id: "1") { __typename name } two { user(id: "2") { __typename name } search(term: "Lin") { ... on User { name } } } }',
+    });
+    expect(response).toEqual({
+      status: 200,
+      body: {
+        data: {
+          user: { __typename: 'User', name: 'Ada' },
+          two: { user: { __typename: 'User', name: 'Grace' }, search: [{ name: 'Linus' }] },
+        },
+      },
+    });
+    const mutation = await gateway.post({
+      query: 'mutation ($input: MessageInput!) { two { addMessage(input: $input) { text } } }',
+      variables: { input: { text: 'shared input type' } },
+    });
+    expect(mutation).toEqual({ status: 200, body: { data: { two: { addMessage: { text: 'shared input type' } } } } });
+  });
+
+  it('refuses a remote that defines a taken type name with another shape', async () => {
+    const other = await startSchemaServer(buildSchema('type User { id: ID! email: String } type Role { name: String } type Query { other: User role: Role }'));
+    try {
+      const plan = await registry.plan([
+        { name: 'first', definition: { url: remote.url } },
+        { name: 'second', definition: { url: other.url } },
+      ]);
+      expect(plan.problems).toEqual([
+        {
+          name: 'second',
+          code: 'invalid-configuration',
+          message: "Inconsistent object: Conflicting types: 'User', 'Role' already exist in the schema with another definition",
+        },
+      ]);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('never shares a type with the local schema', async () => {
+    const local = new GraphQLSchema({
+      query: new GraphQLObjectType({ name: 'Query', fields: { version: { type: GraphQLString } } }),
+      types: [new GraphQLObjectType({ name: 'Message', fields: { id: { type: new GraphQLNonNull(GraphQLID) }, text: { type: new GraphQLNonNull(GraphQLString) }, author: { type: GraphQLString } } })],
+    });
+    const withLocal = createRemoteSchemaRegistry({ localSchema: local, retry: false });
+    try {
+      const plan = await withLocal.plan([{ name: 'sample', definition: { url: remote.url } }]);
+      expect(plan.problems).toEqual([
+        {
+          name: 'sample',
+          code: 'invalid-configuration',
+          message: "Inconsistent object: Conflicting types: 'Message' already exist in the schema with another definition",
+        },
+      ]);
+    } finally {
+      await withLocal.dispose();
+    }
   });
 
   it('refuses a clash with the local schema', async () => {
