@@ -97,8 +97,9 @@ class Registry implements RemoteSchemaRegistry {
   async #plan(desired: readonly RemoteSchemaEntry[], options: InternalPlanOptions): Promise<RegistryPlan> {
     if (this.#disposed) throw new Error('the remote schema registry is disposed');
     // Read once: `reload` may be a one-shot iterable.
-    const reload = options.reload === 'all' || options.reload === undefined ? options.reload : new Set(options.reload);
-    const reloads = (name: string) => reload === 'all' || (reload !== undefined && reload.has(name));
+    const all = options.reload === 'all';
+    const reload = new Set(options.reload === 'all' || options.reload === undefined ? [] : options.reload);
+    const reloads = (name: string) => all || reload.has(name);
     const live = this.#live;
     const liveProblems = new Map(live.problems.map((p) => [p.name, p]));
     const seen = new Set<string>();
