@@ -126,7 +126,7 @@ export function compose(local: GraphQLSchema, placeholder: boolean, remotes: rea
       }
     }
   }
-  if (placeholder && owners.query.size > 0) fields.query.delete(PLACEHOLDER_FIELD);
+  if (placeholder && owners.query.size > 0 && !owners.query.has(PLACEHOLDER_FIELD)) fields.query.delete(PLACEHOLDER_FIELD);
 
   // Every part is valid on its own (the local schema is checked at registry creation, each remote
   // when loaded) and no name is taken twice, so the whole is valid: `assumeValid` spares Yoga a
