@@ -4,8 +4,10 @@ import type { RemoteSchemaCustomization, RemoteSchemaDefinition } from './types.
 /** A definition with its environment references read and defaults filled in. */
 export interface ResolvedDefinition {
   url: string;
-  /** `{name, value}` in configuration order; names as configured. */
+  /** `{name, value}` in configuration order; names as configured; environment values as read at load. */
   headers: Array<[string, string]>;
+  /** The environment variable of each header with `value_from_env`, by index in `headers`. */
+  headerEnv: Array<string | undefined>;
   forwardClientHeaders: boolean;
   timeoutMs: number;
   customization: RemoteSchemaCustomization | undefined;
@@ -18,8 +20,9 @@ function invalid(message: string): RemoteSchemaError {
 }
 
 /**
- * Reads `url_from_env` and `value_from_env` now: both are read at every (re)load, so a changed
- * environment takes effect at the next reload, as in Hasura.
+ * Reads `url_from_env` and `value_from_env` now (a missing variable is `invalid-params`). Header
+ * values from the environment are read again at every call (see `configuredHeaders`); the URL
+ * takes effect at the next (re)load, since it decides which schema is introspected.
  */
 export function resolveDefinition(definition: RemoteSchemaDefinition, env = process.env): ResolvedDefinition {
   let url = definition.url;
@@ -40,7 +43,9 @@ export function resolveDefinition(definition: RemoteSchemaDefinition, env = proc
     throw invalid(`the URL of a remote schema must be http(s), but got "${url}"`);
   }
   const headers: Array<[string, string]> = [];
+  const headerEnv: Array<string | undefined> = [];
   for (const header of definition.headers ?? []) {
+    headerEnv.push('value_from_env' in header ? header.value_from_env : undefined);
     if ('value' in header) {
       headers.push([header.name, header.value]);
     } else {
@@ -57,6 +62,7 @@ export function resolveDefinition(definition: RemoteSchemaDefinition, env = proc
   return {
     url,
     headers,
+    headerEnv,
     forwardClientHeaders: definition.forward_client_headers ?? false,
     timeoutMs: timeoutSeconds * 1000,
     customization: isCustomized(definition.customization) ? definition.customization : undefined,
@@ -119,4 +125,12 @@ export function validateCustomization(customization: RemoteSchemaCustomization |
     checkAffixes(`field name (parent type "${fields.parent_type}")`, fields.prefix, fields.suffix);
     checkMapping(`field name (parent type "${fields.parent_type}")`, fields.mapping);
   }
+}
+
+/** The configured headers as of now: `value_from_env` read at call time, else as read at load. */
+export function configuredHeaders(definition: ResolvedDefinition, env = process.env): Array<[string, string]> {
+  return definition.headers.map(([name, value], index) => {
+    const variable = definition.headerEnv[index];
+    return [name, variable === undefined ? value : (env[variable] ?? value)];
+  });
 }

@@ -2,7 +2,7 @@ import { Source, getIntrospectionQuery, print, type DocumentNode, type Execution
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
 import { RemoteSchemaError, remoteCallError, toGraphQLError } from './errors.js';
 import { forwardedHeaders, type HeaderPolicy } from './headers.js';
-import type { ResolvedDefinition } from './definition.js';
+import { configuredHeaders, type ResolvedDefinition } from './definition.js';
 import type { NormalizedOptions } from './options.js';
 import { SubscriptionPool } from './subscriptions.js';
 import type { Transport } from './transport.js';
@@ -51,7 +51,7 @@ export class RemoteClient {
   headersFor(context: unknown): Record<string, string> {
     return forwardedHeaders(
       {
-        configured: this.definition.headers,
+        configured: configuredHeaders(this.definition),
         forwardClientHeaders: this.definition.forwardClientHeaders,
         session: context === undefined ? undefined : this.#options.getSession(context),
         clientHeaders: context === undefined ? undefined : this.#options.getClientHeaders(context),
@@ -99,7 +99,7 @@ export class RemoteClient {
   /** The remote's introspection result; throws `remote-schema-error` when it cannot be had. */
   async introspect(): Promise<ExecutionResult> {
     const result = await this.post({ query: getIntrospectionQuery() }, forwardedHeaders(
-      { configured: this.definition.headers, forwardClientHeaders: false, session: undefined, clientHeaders: undefined },
+      { configured: configuredHeaders(this.definition), forwardClientHeaders: false, session: undefined, clientHeaders: undefined },
       this.#policy,
     ));
     if (result.errors?.length || !result.data) {

@@ -96,6 +96,17 @@ describe('headers sent to the remote', () => {
     expect(withoutTransport(headers)).toEqual(expected(new URL(gateway.url).host));
   });
 
+  it('read value_from_env at every call', async () => {
+    await useOnly({ headers: configured });
+    process.env['REMOTE_SCHEMAS_TEST_TOKEN'] = 'rotated';
+    try {
+      const headers = await echoedHeaders('{ echoHeaders }', (d) => d.echoHeaders);
+      expect(headers['x-token']).toBe('rotated');
+    } finally {
+      process.env['REMOTE_SCHEMAS_TEST_TOKEN'] = 'from-env';
+    }
+  });
+
   it('leave the client headers out unless forward_client_headers', async () => {
     await useOnly({ headers: configured });
     const headers = await echoedHeaders('{ echoHeaders }', (d) => d.echoHeaders);
