@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { MetadataStoreError, StoreConflictError } from './errors.js';
 import { createSerialQueue, type MetadataStore, type StoredMetadata } from './store.js';
@@ -51,11 +51,34 @@ export function createFileMetadataStore(options: FileMetadataStoreOptions): Meta
     return { resourceVersion, metadata: metadata as unknown as StoredMetadata['metadata'] };
   }
 
+  const temporaryName = () => resolve(directory, `.${basename(path)}.${String(process.pid)}.${randomBytes(6).toString('hex')}.tmp`);
+
+  /**
+   * Checked once, at the first load: a store that cannot be written would otherwise accept the
+   * server's start and fail only at the first metadata change.
+   */
+  let writable: Promise<void> | undefined;
+  function checkWritable(): Promise<void> {
+    writable ??= (async () => {
+      const probe = temporaryName();
+      try {
+        await ensureDirectory(directory);
+        const handle = await open(probe, 'wx', 0o600);
+        await handle.close();
+        await unlink(probe);
+      } catch (error) {
+        writable = undefined;
+        throw new MetadataStoreError(`cannot write metadata file ${path}: ${(error as Error).message}`, { cause: error });
+      }
+    })();
+    return writable;
+  }
+
   async function write(document: StoredMetadata): Promise<void> {
-    await mkdir(directory, { recursive: true });
-    const temporary = resolve(directory, `.${basename(path)}.${String(process.pid)}.${randomBytes(6).toString('hex')}.tmp`);
+    const temporary = temporaryName();
     const text = `${JSON.stringify({ resource_version: document.resourceVersion, metadata: document.metadata }, null, 2)}\n`;
     try {
+      await ensureDirectory(directory);
       const handle = await open(temporary, 'wx', 0o600);
       try {
         await handle.writeFile(text, 'utf8');
@@ -73,7 +96,12 @@ export function createFileMetadataStore(options: FileMetadataStoreOptions): Meta
 
   return {
     location: path,
-    load: () => serial(read),
+    load: () =>
+      serial(async () => {
+        const stored = await read();
+        await checkWritable();
+        return stored;
+      }),
     save: (document, expectedResourceVersion) =>
       serial(async () => {
         // Re-read rather than trust memory: another process may have written the file meanwhile.
@@ -98,5 +126,29 @@ async function syncDirectory(directory: string): Promise<void> {
     // Not supported here (e.g. Windows): nothing more can be done.
   } finally {
     await handle?.close();
+  }
+}
+
+/**
+ * `mkdir -p` that walks up to the nearest existing ancestor first. Node's own recursive mkdir can
+ * spin forever on paths it can never create (e.g. under /proc), hanging every later write.
+ */
+async function ensureDirectory(directory: string): Promise<void> {
+  const missing: string[] = [];
+  for (let current = directory; ; current = dirname(current)) {
+    try {
+      if ((await stat(current)).isDirectory()) break;
+      throw new Error(`${current} is not a directory`);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(current) === current) throw error;
+      missing.push(current);
+    }
+  }
+  for (const level of missing.reverse()) {
+    try {
+      await mkdir(level);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
   }
 }

@@ -76,6 +76,23 @@ describe('createFileMetadataStore', () => {
     await expect(createFileMetadataStore({ path }).load()).rejects.toThrow(`cannot read metadata file ${path}`);
   });
 
+  it('refuses at load a location under a regular file, naming the file', async () => {
+    await writeFile(`${directory.path}/plain`, 'not a directory');
+    const path = `${directory.path}/plain/metadata.json`;
+    const store = createFileMetadataStore({ path });
+    const error = await store.load().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(MetadataStoreError);
+    expect((error as Error).message).toMatch(new RegExp(`^cannot (read|write) metadata file ${path}: `));
+  });
+
+  it.runIf(process.platform === 'linux')('refuses at load a directory that can never be created, instead of hanging later', async () => {
+    const store = createFileMetadataStore({ path: '/proc/svc-graphql-nonexistent/metadata.json' });
+    const error = await store.load().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(MetadataStoreError);
+    expect((error as Error).message).toMatch(/^cannot write metadata file \/proc\/svc-graphql-nonexistent\/metadata.json: /);
+    await expect(store.save({ resourceVersion: 1, metadata: documentWith('a') }, 0)).rejects.toBeInstanceOf(MetadataStoreError);
+  });
+
   it('refuses an empty path at creation', () => {
     expect(() => createFileMetadataStore({ path: '' })).toThrow('createFileMetadataStore: "path" must be a non-empty string');
   });
