@@ -52,7 +52,7 @@ export function useMetadataApi(options: MetadataApiOptions): Plugin {
     } catch (error) {
       const known = asAuthenticationError(error);
       if (known === undefined) throw error;
-      return json(known.status, { error: known.message, path: '$', code: known.code });
+      return json(known.status, { error: known.message, path: '$', code: known.code }, known.headers);
     }
     if (!identity.isAdmin) {
       return json(403, { error: 'restricted access : admin only', path: '$', code: 'access-denied' });
@@ -87,10 +87,17 @@ export function useMetadataApi(options: MetadataApiOptions): Plugin {
   };
 }
 
-function asAuthenticationError(error: unknown): { status: number; code: string; message: string } | undefined {
+function asAuthenticationError(
+  error: unknown,
+): { status: number; code: string; message: string; headers: Record<string, string> } | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
-  const { status, code, message } = error as Record<string, unknown>;
+  const { status, code, message, headers } = error as Record<string, unknown>;
   if (typeof status !== 'number' || typeof code !== 'string' || typeof message !== 'string') return undefined;
   if (!Number.isInteger(status) || status < 400 || status > 599) return undefined;
-  return { status, code, message };
+  // Headers the authenticator wants on its answer, e.g. `WWW-Authenticate` on a 401 for a bad token.
+  const extra: Record<string, string> = {};
+  if (typeof headers === 'object' && headers !== null) {
+    for (const [name, value] of Object.entries(headers)) if (typeof value === 'string') extra[name] = value;
+  }
+  return { status, code, message, headers: extra };
 }

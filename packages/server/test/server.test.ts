@@ -103,6 +103,17 @@ describe('createServer', () => {
     expect(asAdminToken.status).toBe(200);
   });
 
+  it('answers a metadata call with a bad token 401 with the bearer challenge', async () => {
+    const response = await metadata({ type: 'export_metadata', args: {} }, { authorization: `Bearer ${(await token('admin')).slice(0, -4)}AAAA` });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    expect(await response.json()).toEqual({
+      error: 'Could not verify JWT: JWSError JWSInvalidSignature',
+      path: '$',
+      code: 'invalid-jwt',
+    });
+  });
+
   it('adds a remote schema, then serves its queries and subscriptions to a token holder, then removes it', async () => {
     const added = await metadata({ type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url } } });
     expect(await added.json()).toEqual({ message: 'success' });
