@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 import { parseJson, readLimitedText } from './body.js';
 import { MetadataApiError } from './errors.js';
@@ -37,6 +38,8 @@ export function useMetadataApi(options: MetadataApiOptions): Plugin {
   function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
     return new Response(JSON.stringify(body), {
       status,
+      // The global Response leaves the reason phrase empty; clients and proxies show it.
+      statusText: STATUS_CODES[status] ?? '',
       headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
     });
   }
