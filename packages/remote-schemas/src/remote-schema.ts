@@ -9,7 +9,7 @@ import {
   type IntrospectionQuery,
 } from 'graphql';
 import { defaultMergedResolver, delegateToSchema, type SubschemaConfig } from '@graphql-tools/delegate';
-import { RenameObjectFields, RenameRootFields, RenameTypes, WrapType, wrapSchema } from '@graphql-tools/wrap';
+import { RenameObjectFields, RenameRootFields, RenameTypes, WrapFields, wrapSchema } from '@graphql-tools/wrap';
 import type { Transform } from '@graphql-tools/delegate';
 import { BUILT_IN_SCALARS } from './builtin-scalars.js';
 import { RemoteSchemaError } from './errors.js';
@@ -162,8 +162,13 @@ export function publicRemoteSchema(
   if (namespace) {
     const query = remoteSchema.getQueryType();
     const mutation = remoteSchema.getMutationType();
-    if (query) transforms.push(new WrapType(query.name, `${namespace}_query`, namespace));
-    if (mutation) transforms.push(new WrapType(mutation.name, `${namespace}_mutation`, namespace));
+    // Nullable, so that a failing remote costs only its own namespace field, not the whole
+    // response's data (other remotes' fields answered beside it).
+    const nullable = { isNullable: true };
+    if (query) transforms.push(new WrapFields(query.name, [namespace], [`${namespace}_query`], undefined, undefined, nullable));
+    if (mutation) {
+      transforms.push(new WrapFields(mutation.name, [namespace], [`${namespace}_mutation`], undefined, undefined, nullable));
+    }
     // A subscription's root field must be the event stream itself, so it cannot be nested: its
     // fields are prefixed with the namespace instead (`<namespace>_<field>`).
     if (remoteSchema.getSubscriptionType()) {

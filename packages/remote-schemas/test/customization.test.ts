@@ -126,6 +126,34 @@ describe('root fields namespace', () => {
   });
 });
 
+describe('a namespaced remote that fails', () => {
+  beforeAll(async () => {
+    const plan = await registry.plan([
+      { name: 'sample', definition: { url: remote.url } },
+      { name: 'slow', definition: { url: remote.url, timeout_seconds: 0.3, customization: { root_fields_namespace: 'ns' } } },
+    ]);
+    expect(plan.problems).toEqual([]);
+    registry.commit(plan);
+  });
+
+  it('costs only its own namespace field, not the data of the fields beside it', async () => {
+    const response = await gateway.post({ query: '{ hello ns { slow(ms: 1000) } }' });
+    expect(response).toMatchObject({
+      status: 200,
+      body: {
+        data: { hello: 'Hello, world!', ns: null },
+        errors: [
+          {
+            message: `HTTP exception occurred while sending the request to "${remote.url}"`,
+            path: ['ns'],
+            extensions: { code: 'remote-schema-error' },
+          },
+        ],
+      },
+    });
+  });
+});
+
 describe('field names', () => {
   beforeAll(() =>
     useOnly({
