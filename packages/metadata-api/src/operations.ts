@@ -223,6 +223,19 @@ const replaceMetadata: Operation = async (value, context) => {
   } else {
     document = validateDocument(object, ARGS);
   }
+  if (context.remoteSchemaPermissions) {
+    // With permissions enabled a client expects them enforced; until they are, storing them would
+    // silently give every role the whole remote schema.
+    const index = document.remote_schemas.findIndex((entry) => (entry.permissions?.length ?? 0) > 0);
+    if (index !== -1) {
+      const base = wrapped ? childPath(ARGS, 'metadata') : ARGS;
+      throw new MetadataApiError(
+        'not-supported',
+        'remote schema permissions are not supported yet',
+        childPath(childPath(childPath(base, 'remote_schemas'), index), 'permissions'),
+      );
+    }
+  }
   const candidate = await plan(context, document);
   const inconsistent = toInconsistentObjects(candidate.problems, document);
   if (inconsistent.length > 0 && !allowInconsistent) {

@@ -169,6 +169,9 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
             (inconsistent > 0 ? `, ${String(inconsistent)} inconsistent object(s)` : ''),
         );
         logInconsistencies();
+        if (remoteSchemaPermissions && document.remote_schemas.some((entry) => (entry.permissions?.length ?? 0) > 0)) {
+          logger.warn('the stored metadata has remote schema permissions, which are not enforced yet: every role sees whole remote schemas');
+        }
         unwatch = store.watch?.(() => {
           void serial(refresh).catch((error: unknown) => {
             logger.error('cannot reload metadata changed by another instance:', error);

@@ -222,6 +222,27 @@ describe('remote schema permissions', () => {
     expect(await post({ type: 'add_remote_schema_permissions', args: permission })).toEqual(notSupported);
     expect(await post({ type: 'drop_remote_schema_permissions', args: { remote_schema: 'a', role: 'user' } })).toEqual(notSupported);
   });
+
+  it('refuses a replace_metadata document carrying permissions when permissions are enabled, since they would not be enforced', async () => {
+    await fixture.close();
+    fixture = await startFixture({ remoteSchemaPermissions: true });
+    const document = {
+      version: 3,
+      remote_schemas: [
+        { name: 'a', definition: { url: A } },
+        { name: 'b', definition: { url: B }, permissions: [{ role: 'user', definition: { schema: 'type Query { b: String }' } }] },
+      ],
+    };
+    expect(await post({ type: 'replace_metadata', args: { allow_inconsistent_metadata: true, metadata: document } })).toEqual({
+      status: 400,
+      body: {
+        error: 'remote schema permissions are not supported yet',
+        path: '$.args.metadata.remote_schemas[1].permissions',
+        code: 'not-supported',
+      },
+    });
+    expect(await post({ type: 'export_metadata', args: {} })).toEqual({ status: 200, body: { version: 3, remote_schemas: [] } });
+  });
 });
 
 describe('export_metadata', () => {
