@@ -7,6 +7,7 @@ import {
   type GraphQLNamedType,
 } from 'graphql';
 import type { LoadedRemote } from './loaded-remote.js';
+import { rootsOf } from './remote-schema.js';
 import { rewire, shapeOf } from './shared-types.js';
 import type { RemoteSchemaProblem } from './types.js';
 
@@ -46,16 +47,6 @@ export interface Composition {
 
 type FieldConfig = GraphQLFieldConfig<unknown, unknown>;
 
-function rootsOf(schema: GraphQLSchema): Partial<Record<RootOperation, GraphQLObjectType>> {
-  const roots: Partial<Record<RootOperation, GraphQLObjectType>> = {};
-  const query = schema.getQueryType();
-  const mutation = schema.getMutationType();
-  const subscription = schema.getSubscriptionType();
-  if (query) roots.query = query;
-  if (mutation) roots.mutation = mutation;
-  if (subscription) roots.subscription = subscription;
-  return roots;
-}
 
 /**
  * Puts the local schema and the remotes side by side, in order. A remote whose root field is

@@ -48,7 +48,8 @@ export interface PublicRemoteSchema {
   roots: Partial<Record<'query' | 'mutation' | 'subscription', GraphQLObjectType>>;
 }
 
-function rootsOf(schema: GraphQLSchema): PublicRemoteSchema['roots'] {
+/** The root operation types a schema has, by operation. */
+export function rootsOf(schema: GraphQLSchema): PublicRemoteSchema['roots'] {
   const roots: PublicRemoteSchema['roots'] = {};
   const query = schema.getQueryType();
   const mutation = schema.getMutationType();
