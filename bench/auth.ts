@@ -9,6 +9,7 @@ import { cpuMicros, startChild, type ChildServer } from './lib/child.js';
 import { readConfig, warmupFor } from './lib/config.js';
 import { describeFailures, graphqlData, runLoad, type LoadResult } from './lib/load.js';
 import { header, progress, targets, type Target } from './lib/report.js';
+import { createHelloYoga } from './lib/hello-server.js';
 import { formatTable, median, round } from './lib/table.js';
 
 const config = readConfig();
@@ -87,6 +88,8 @@ interface Case {
  * penalizes work done off the main thread (GC helpers), see bench/README.md.
  */
 const PAIRED = process.env['BENCH_PAIRED'] === '1';
+/** BENCH_IN_PROCESS=0 skips the in-process phase (the apps driven through yoga.fetch, no HTTP). */
+const IN_PROCESS = process.env['BENCH_IN_PROCESS'] !== '0';
 /** BENCH_ONLY=RS256 (a regular expression on the algorithm) runs bare Yoga and the matching algorithms only. */
 const only = new RegExp(process.env['BENCH_ONLY'] ?? '.', 'i');
 const algs = algorithms().filter((a) => only.test(a.type));
@@ -186,6 +189,63 @@ try {
   await Promise.all(servers.map((s) => s.close()));
 }
 
+// In-process: the same apps driven through `yoga.fetch` in this process (no HTTP, no load
+// generator), variants alternating every batch so that drift of the machine hits them alike.
+// The CPU time per request of each variant minus bare Yoga's is the plugin's own cost.
+interface InProcess {
+  readonly label: string;
+  readonly perRequest: number[];
+}
+const inProcess: InProcess[] = [];
+if (IN_PROCESS) {
+  const body = JSON.stringify({ query: '{ hello }' });
+  const variants = cases.map((c) => {
+    const alg = algs.find((a) => a.type === c.alg);
+    return {
+      c,
+      yoga: createHelloYoga(alg ? { jwt: { type: alg.type, key: alg.configKey } } : {}),
+      cursor: c.cursor,
+      result: { label: c.label, perRequest: [] as number[] },
+    };
+  });
+  const BATCH = 1000;
+  const CONCURRENCY = 50;
+  const runBatch = async (v: (typeof variants)[number]): Promise<number> => {
+    const before = process.cpuUsage();
+    for (let done = 0; done < BATCH; done += CONCURRENCY) {
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          const token = v.c.token(v.cursor++);
+          const response = await v.yoga.fetch('http://bench.local/graphql', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+            body,
+          });
+          const reason = graphqlData((data) => (data['hello'] === v.c.expected ? undefined : `hello was ${JSON.stringify(data['hello'])}`))(
+            response.status,
+            await response.text(),
+          );
+          if (reason !== undefined) {
+            v.c.failures += 1;
+            v.c.reasons.set(`in-process: ${reason}`, (v.c.reasons.get(`in-process: ${reason}`) ?? 0) + 1);
+          }
+        }),
+      );
+    }
+    const cpu = process.cpuUsage(before);
+    return (cpu.user + cpu.system) / BATCH;
+  };
+  for (let i = 0; i < 3; i++) for (const v of variants) await runBatch(v); // warm-up (JIT)
+  const deadline = performance.now() + config.duration * 1000 * cases.length;
+  let batches = 0;
+  while (performance.now() < deadline || batches < 5) {
+    for (const v of variants) v.result.perRequest.push(await runBatch(v));
+    batches += 1;
+  }
+  inProcess.push(...variants.map((v) => v.result));
+  progress(`in-process: ${batches} alternating batches of ${BATCH} requests per variant`);
+}
+
 const stat = (c: Case, key: 'rps' | 'p50' | 'p99' | 'cpu'): number => median(c.samples.map((s) => s[key]));
 const bareCase = cases[0];
 if (!bareCase) throw new Error('no cases ran');
@@ -218,6 +278,28 @@ const judge = (name: string, c: Case | undefined, min: number): void => {
 for (const c of cases.filter((x) => x.kind === 'hit')) judge(`${c.alg} cache hits`, c, 0.97);
 const rsDistinct = cases.find((c) => c.kind === 'distinct' && c.alg === 'RS256');
 if (rsDistinct) judge('RS256 distinct tokens', rsDistinct, 0.85);
+function inProcessTable(): string {
+  const bareCost = median(inProcess[0]?.perRequest ?? []);
+  const rows = inProcess.map((v) => {
+    const cost = median(v.perRequest);
+    const overhead = cost - bareCost;
+    return [
+      v.label,
+      round(cost, 1),
+      round(overhead, 1),
+      // What the overhead means on top of an HTTP request to bare Yoga (its CPU per request above).
+      `${(bareCpu / (bareCpu + overhead)).toFixed(3)}x`,
+    ];
+  });
+  return [
+    'In-process (apps driven through `yoga.fetch` in the benchmark process, no HTTP; variants alternate every ' +
+      'batch of 1,000 requests, 50 at a time; CPU time per request, median over batches). Expected ratio = bare ' +
+      'HTTP server CPU per request (table above) / (that + the plugin overhead measured here):',
+    '',
+    formatTable(['case', 'CPU us/req in-process', 'overhead us/req', 'expected HTTP ratio'], rows),
+  ].join('\n');
+}
+
 const totalFailures = cases.reduce((n, c) => n + c.failures, 0);
 targetList.push({ name: 'no failed responses (every response 200 with data, no errors)', measured: String(totalFailures), pass: totalFailures === 0 });
 
@@ -240,6 +322,7 @@ console.log(
       rows,
     ),
     '',
+    ...(inProcess.length > 0 ? [inProcessTable(), ''] : []),
     targets(targetList),
   ].join('\n'),
 );

@@ -15,9 +15,9 @@ interface HelloContext {
   session?: { role: string };
 }
 
-export async function start(raw: unknown): Promise<StartedServer> {
-  const options = raw as HelloServerOptions;
-  const yoga = createYoga({
+/** The app itself, also driven in-process (without HTTP) by the auth benchmark. */
+export function createHelloYoga(options: HelloServerOptions) {
+  return createYoga({
     schema: createSchema({
       typeDefs: 'type Query { hello: String! }',
       // The role in the answer proves that the plugin authenticated the request it answered.
@@ -28,5 +28,8 @@ export async function start(raw: unknown): Promise<StartedServer> {
     landingPage: false,
     plugins: options.jwt ? [useJwtSession({ jwt: options.jwt, adminSecret: 'bench-admin-secret' })] : [],
   });
-  return listen(yoga);
+}
+
+export async function start(raw: unknown): Promise<StartedServer> {
+  return listen(createHelloYoga(raw as HelloServerOptions));
 }
