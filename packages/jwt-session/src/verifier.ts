@@ -58,6 +58,11 @@ export class TokenVerifier {
     this.#cache?.clear();
   }
 
+  /** Tokens held by the verified-token cache right now (0 when the cache is off). */
+  get cacheSize(): number {
+    return this.#cache?.size ?? 0;
+  }
+
   /**
    * Verifies `token`. Throws {@link JwtVerificationError} with the reason of CONTRACT 4.
    * `nowMs` is read once per request so all time checks agree.

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createSessionResolver, SessionError, type SessionResolver } from '../src/index.js';
+import { createSessionResolver, parseJwtConfig, SessionError, type SessionResolver } from '../src/index.js';
+import { normalizeOptions } from '../src/options.js';
+import { TokenVerifier } from '../src/verifier.js';
 import { NAMESPACE, secretBytes, sign } from './utils/keys.js';
 import { silentLogger } from './utils/server.js';
 
@@ -24,6 +26,26 @@ async function outcome(jwt: string): Promise<unknown> {
 }
 
 describe('the verified-token cache', () => {
+  it('holds at most cache.max tokens, 10,000 by default', async () => {
+    expect(normalizeOptions({}).cacheMax).toBe(10_000);
+    expect(normalizeOptions({ cache: false }).cacheMax).toBe(0);
+    const verifier = new TokenVerifier({
+      config: parseJwtConfig({ type: 'HS256', key: SECRET }),
+      prefix: 'x-svc-',
+      cacheMax: 3,
+      fetch,
+      jwksFetchTimeoutMs: 1000,
+      logger: silentLogger,
+    });
+    for (let i = 0; i < 10; i++) {
+      const token = await sign({ [NAMESPACE]: { ...roles, 'x-svc-n': String(i) } }, secretBytes(SECRET), { alg: 'HS256', expiresIn: 60 });
+      await verifier.verify(token);
+      expect(verifier.cacheSize).toBe(Math.min(i + 1, 3));
+    }
+    verifier.dispose();
+    expect(verifier.cacheSize).toBe(0);
+  });
+
   for (const cache of [undefined, false] as const) {
     it(`never accepts a token after its exp (cache ${cache === false ? 'off' : 'on'})`, async () => {
       vi.useFakeTimers({ toFake: ['Date'] });
