@@ -82,12 +82,12 @@ export function createPostgresMetadataStore(options: PostgresMetadataStoreOption
     if (closed || listeners.size === 0 || relisten !== undefined) return;
     relisten = setTimeout(() => {
       relisten = undefined;
-      listen(true);
+      listen();
     }, RELISTEN_DELAY_MS);
     relisten.unref();
   }
 
-  function listen(reconnecting: boolean): void {
+  function listen(): void {
     listening ??= (async () => {
       const client = new pg.Client({ connectionString: options.connectionString, connectionTimeoutMillis: 10_000 });
       client.on('error', () => undefined);
@@ -112,8 +112,9 @@ export function createPostgresMetadataStore(options: PostgresMetadataStoreOption
         return;
       }
       listener = client;
-      // Changes made while no connection was listening were not announced to us.
-      if (reconnecting) notifyAll();
+      // Changes saved while no connection was listening were not announced to us: after a
+      // reconnect, and also the first time, since the caller loaded before LISTEN took effect.
+      notifyAll();
     })().catch((error: unknown) => {
       listening = undefined;
       // Without LISTEN this instance only sees other instances' changes at reload_metadata or on
@@ -172,7 +173,7 @@ export function createPostgresMetadataStore(options: PostgresMetadataStoreOption
 
     watch(onChange) {
       listeners.add(onChange);
-      listen(false);
+      listen();
       return () => {
         listeners.delete(onChange);
       };

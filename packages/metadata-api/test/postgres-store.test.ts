@@ -124,6 +124,16 @@ describe.skipIf(databaseUrl === undefined)('createPostgresMetadataStore', () => 
     await until(() => changes > before, 'a notification after the connection was dropped');
   });
 
+  it('calls a watcher once LISTEN is in place, so a change saved before that is not missed', async () => {
+    const store = open();
+    await store.load();
+    let calls = 0;
+    store.watch?.(() => {
+      calls += 1;
+    });
+    await until(() => calls === 1, 'the watcher to be called once listening');
+  });
+
   it('lets a second service follow the first through watch()', async () => {
     const registries = [createFakeRegistry(REMOTES), createFakeRegistry(REMOTES)] as const;
     const services = registries.map((registry) => createMetadataService({ registry, store: open(), logger: silentLogger }));
