@@ -180,10 +180,16 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
           const initHeaders = (ctx.connectionParams as { headers?: unknown } | undefined)?.headers;
           if (initHeaders && typeof initHeaders === 'object') {
             for (const [name, value] of Object.entries(initHeaders)) {
-              if (typeof value === 'string') headers.set(name, value);
+              if (typeof value !== 'string') continue;
+              try {
+                headers.set(name, value);
+              } catch {
+                // Not a valid header name or value (connection_init is free-form JSON): left out.
+              }
             }
           }
-          const request = new Request(`http://${upgrade.headers.host ?? 'localhost'}${GRAPHQL_PATH}`, { headers });
+          // The Host header stays in `headers`; the URL only has to be valid, whatever a client sends.
+          const request = new Request(`http://localhost${GRAPHQL_PATH}`, { headers });
           const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
             ...ctx,
             req: upgrade,

@@ -141,6 +141,14 @@ describe('createServer', () => {
     expect(afterBody.errors?.[0]?.message).toMatch(/Cannot query field "hello"/);
   });
 
+  it('ignores connection_init headers that are not valid HTTP headers', async () => {
+    const client = wsClient({ Authorization: `Bearer ${await token('user')}`, 'not a header': 'x', 'x-svc-note': 'line\nbreak' });
+    const results: unknown[] = [];
+    for await (const result of client.iterate({ query: '{ no_queries_available }' })) results.push(result);
+    await client.dispose();
+    expect(results).toEqual([{ data: { no_queries_available: null } }]);
+  });
+
   it('closes a WebSocket whose token is invalid with 4403', async () => {
     const client = wsClient({ Authorization: 'Bearer not.a.token' });
     const closed = await new Promise<{ code: number; reason: string }>((done) => {
