@@ -21,6 +21,7 @@ import {
   type MetadataStore,
 } from '@svc-graphql/metadata-api';
 import { DEFAULT_DATABASE_URL, redactUrl, type LogLevel, type SettingName } from './config.js';
+import { useDepthLimit } from './depth-limit.js';
 import { createLogger, type Logger } from './logger.js';
 import { useServiceRoutes } from './routes.js';
 import { VERSION } from './version.js';
@@ -82,6 +83,8 @@ export class ServerOptionError extends Error {
 }
 
 const GRAPHQL_PATH = '/v1/graphql';
+/** Far beyond any real operation, far below what exhausts the stack. */
+const MAX_OPERATION_DEPTH = 256;
 
 /**
  * Builds the reference server (session, remote schemas and metadata API in one Yoga app over
@@ -157,6 +160,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
           },
         }),
         useJwtSession({ resolver }),
+        useDepthLimit(MAX_OPERATION_DEPTH),
         useRemoteSchemas(registry),
       ],
     });

@@ -82,6 +82,18 @@ describe('createServer', () => {
     expect(await response.json()).toEqual({ data: { no_queries_available: null } });
   });
 
+  it('answers an absurdly nested operation 400 instead of exhausting the stack', async () => {
+    const response = await graphql(`${'{a'.repeat(3000)}${'}'.repeat(3000)}`, { 'x-svc-admin-secret': ADMIN_SECRET });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      errors: [{ message: 'the operation is nested too deeply: more than 256 levels', extensions: { code: 'validation-failed' } }],
+    });
+    const deepButFine = `{ __schema { queryType { fields { type { ${'ofType { '.repeat(20)}name${' }'.repeat(20)} } } } } }`;
+    const fine = await graphql(deepButFine, { 'x-svc-admin-secret': ADMIN_SECRET });
+    expect(fine.status).toBe(200);
+    expect(await fine.json()).toMatchObject({ data: { __schema: { queryType: { fields: [{ type: { ofType: null } }] } } } });
+  });
+
   it('refuses a request with neither token nor secret in JWT mode', async () => {
     const response = await graphql('{ no_queries_available }', {});
     expect(response.status).toBe(401);
