@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ExecutionArgs } from 'graphql';
+import { GraphQLError, type DocumentNode, type ExecutionArgs } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import type { OperationResult } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
@@ -202,7 +202,15 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
             params: payload,
             session: wsSession.getSession(ctx),
           });
-          const document = parse(payload.query);
+          let document: DocumentNode;
+          try {
+            document = parse(payload.query);
+          } catch (error) {
+            // A syntax error (or an operation refused before parsing) fails this operation only,
+            // not the whole connection.
+            if (error instanceof GraphQLError) return [error];
+            throw error;
+          }
           const errors = validate(schema, document);
           if (errors.length > 0) return errors;
           const args: ExecutionArgs = {

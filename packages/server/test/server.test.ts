@@ -161,6 +161,18 @@ describe('createServer', () => {
     expect(results).toEqual([{ data: { no_queries_available: null } }]);
   });
 
+  it('answers a WebSocket operation with a syntax error with an error, keeping the connection', async () => {
+    const client = wsClient({ Authorization: `Bearer ${await token('user')}` });
+    const failed = await new Promise<unknown>((done) => {
+      client.subscribe({ query: '{ no_queries_available' }, { next() {}, error: done, complete() {} });
+    });
+    expect(failed).toEqual([expect.objectContaining({ message: 'Syntax Error: Expected Name, found <EOF>.' })]);
+    const results: unknown[] = [];
+    for await (const result of client.iterate({ query: '{ no_queries_available }' })) results.push(result);
+    await client.dispose();
+    expect(results).toEqual([{ data: { no_queries_available: null } }]);
+  });
+
   it('closes a WebSocket whose token is invalid with 4403', async () => {
     const client = wsClient({ Authorization: 'Bearer not.a.token' });
     const closed = await new Promise<{ code: number; reason: string }>((done) => {
