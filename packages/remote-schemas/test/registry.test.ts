@@ -210,8 +210,11 @@ describe('background retry', () => {
     expect(attempts).toBeGreaterThanOrEqual(3);
     expect(attempts).toBeLessThanOrEqual(8);
     registry.commit(await registry.plan([]));
+    const atCommit = failing.requests;
     await new Promise((r) => setTimeout(r, 150));
-    expect(failing.requests).toBe(attempts);
+    // A retry whose timer fired just before the commit may still reach the remote; no later one
+    // does (without the stop, 150 ms at 40 ms intervals would bring three or four more).
+    expect(failing.requests).toBeLessThanOrEqual(atCommit + 1);
   });
 
   it('stops on dispose', async () => {
