@@ -128,7 +128,11 @@ function validateMapping(value: unknown, path: string): Record<string, string> {
 function validateTypeNames(value: unknown, path: string): TypeNamesCustomization {
   const object = expectObject(value, path);
   rejectUnknownKeys(object, ['prefix', 'suffix', 'mapping'], path);
-  const result: TypeNamesCustomization = {};
+  return validateRenaming(object, path, {});
+}
+
+/** `prefix`, `suffix` and `mapping`, shared by `type_names` and each `field_names` entry. */
+function validateRenaming<T extends TypeNamesCustomization>(object: Record<string, unknown>, path: string, result: T): T {
   const prefix = optional(object, 'prefix');
   if (prefix !== undefined) result.prefix = validatePrefix(prefix, childPath(path, 'prefix'));
   const suffix = optional(object, 'suffix');
@@ -150,14 +154,7 @@ function validateFieldNames(value: unknown, path: string): FieldNamesCustomizati
     if (typeof parentType !== 'string' || !GRAPHQL_NAME.test(parentType)) throw invalid(parentPath, 'expected a GraphQL name');
     if (seen.has(parentType)) throw invalid(parentPath, `parent_type "${parentType}" is given more than once`);
     seen.add(parentType);
-    const result: FieldNamesCustomization = { parent_type: parentType };
-    const prefix = optional(object, 'prefix');
-    if (prefix !== undefined) result.prefix = validatePrefix(prefix, childPath(itemPath, 'prefix'));
-    const suffix = optional(object, 'suffix');
-    if (suffix !== undefined) result.suffix = validateSuffix(suffix, childPath(itemPath, 'suffix'));
-    const mapping = optional(object, 'mapping');
-    if (mapping !== undefined) result.mapping = validateMapping(mapping, childPath(itemPath, 'mapping'));
-    return result;
+    return validateRenaming<FieldNamesCustomization>(object, itemPath, { parent_type: parentType });
   });
 }
 
