@@ -7,16 +7,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuMicros, startChild, type ChildServer } from './lib/child.js';
+import { cpuMicros, type ChildServer } from './lib/child.js';
 import { readConfig, warmupFor } from './lib/config.js';
-import { hs256UserToken } from './lib/jwt.js';
+import { ADMIN_SECRET, startSampleGateway } from './lib/gateway.js';
 import { describeFailures, graphqlData, runLoad, type RequestSpec } from './lib/load.js';
 import { metadataOrThrow } from './lib/metadata.js';
 import { header, progress, targets, type Target } from './lib/report.js';
 import { formatTable, median, round } from './lib/table.js';
 
 const config = readConfig();
-const ADMIN_SECRET = 'bench-admin-secret-0123456789';
 const QUERY = /* GraphQL */ `
   query Bench($id: ID!, $name: String) {
     hello(name: $name)
@@ -56,17 +55,7 @@ const dir = mkdtempSync(join(tmpdir(), 'svc-bench-proxy-'));
 const children: ChildServer[] = [];
 const cases: Case[] = [];
 try {
-  const jwt = await hs256UserToken();
-  const remote = await startChild('proxy-remote', 'lib/remote-server.ts', { kind: 'sample' }, config);
-  children.push(remote);
-  const svc = await startChild(
-    'proxy-svc',
-    'lib/svc-server.ts',
-    { databaseUrl: `file:${join(dir, 'metadata.json')}`, adminSecret: ADMIN_SECRET, jwtSecret: jwt.config },
-    config,
-  );
-  children.push(svc);
-  await metadataOrThrow(svc.url, ADMIN_SECRET, 'add_remote_schema', { name: 'sample', definition: { url: remote.url } });
+  const { remote, svc, jwt } = await startSampleGateway('proxy', dir, config, children);
   // The same remote once more, renamed: operations on it cannot be forwarded as they are and go
   // through delegation on the stitched schema, which shows what the fast path saves.
   await metadataOrThrow(svc.url, ADMIN_SECRET, 'add_remote_schema', {

@@ -12,14 +12,13 @@ import { join } from 'node:path';
 import { startChild, type ChildServer } from './lib/child.js';
 import type { ProcessStats } from './lib/child-protocol.js';
 import { readConfig } from './lib/config.js';
-import { hs256UserToken } from './lib/jwt.js';
+import { ADMIN_SECRET, startSampleGateway } from './lib/gateway.js';
 import { describeFailures, graphqlData, runLoad, type LoadResult, type RequestSpec } from './lib/load.js';
-import { metadata, metadataOrThrow, type MetadataCall } from './lib/metadata.js';
+import { metadata, type MetadataCall } from './lib/metadata.js';
 import { header, mib, progress, targets, type Target } from './lib/report.js';
 import { formatTable, median, round } from './lib/table.js';
 
 const config = readConfig();
-const ADMIN_SECRET = 'bench-admin-secret-0123456789';
 const SIZES = (process.env['BENCH_SWAP_SIZES'] ?? '100,1000,5000').split(',').map((s) => Number(s.trim()));
 /** Add/remove pairs without load per size, for the time-to-add and memory figures. */
 const IDLE_CYCLES = 3;
@@ -70,17 +69,7 @@ const results: SizeResult[] = [];
 let memoryAtStart: ProcessStats | undefined;
 let memoryAtEnd: ProcessStats | undefined;
 try {
-  const jwt = await hs256UserToken();
-  const sample = await startChild('swap-sample-remote', 'lib/remote-server.ts', { kind: 'sample' }, config);
-  children.push(sample);
-  const svc = await startChild(
-    'swap-svc',
-    'lib/svc-server.ts',
-    { databaseUrl: `file:${join(dir, 'metadata.json')}`, adminSecret: ADMIN_SECRET, jwtSecret: jwt.config },
-    config,
-  );
-  children.push(svc);
-  await metadataOrThrow(svc.url, ADMIN_SECRET, 'add_remote_schema', { name: 'sample', definition: { url: sample.url } });
+  const { svc, jwt } = await startSampleGateway('swap', dir, config, children);
 
   let cursor = 0;
   const request = (i: number): RequestSpec => ({
