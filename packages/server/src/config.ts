@@ -1,3 +1,6 @@
+import { resolve as resolvePath } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
 /**
  * Command-line flags and environment variables of `svc-graphql serve` (CONTRACT 2).
  * Every flag has an environment variable; the flag wins.
@@ -162,11 +165,10 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   }
 
   const databaseUrl = read('databaseUrl') ?? DEFAULT_DATABASE_URL;
-  if (!/^(file:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl) || databaseUrl === 'file:') {
-    throw new ConfigError(
-      sources.databaseUrl as string,
-      `expected file:PATH, postgres://… or postgresql://…, but got "${redactUrl(databaseUrl)}"`,
-    );
+  try {
+    parseDatabaseUrl(databaseUrl);
+  } catch (error) {
+    throw new ConfigError(sources.databaseUrl as string, (error as Error).message);
   }
 
   const permissionsText = read('enableRemoteSchemaPermissions');
@@ -205,10 +207,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   if (unauthorizedRole !== undefined) config.unauthorizedRole = unauthorizedRole;
 
   if (config.jwtSecret !== undefined && config.adminSecret === undefined) {
-    throw new ConfigError(
-      sources.jwtSecret as string,
-      'JWT mode needs an admin secret: set --admin-secret or SVC_GRAPHQL_ADMIN_SECRET',
-    );
+    throw new ConfigError(sources.jwtSecret as string, JWT_NEEDS_ADMIN_SECRET);
   }
   return { command: 'serve', config };
 }
@@ -216,6 +215,25 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
 /** The setting's name as the user gave it, or its flag when it was defaulted. */
 export function settingLabel(config: ServeConfig, name: SettingName): string {
   return config.sources[name] ?? (SETTINGS.find((s) => s.name === name) as Setting).flag;
+}
+
+/** CONTRACT 2 refuses JWT mode without an admin secret: the endpoint would be open to everyone. */
+export const JWT_NEEDS_ADMIN_SECRET = 'JWT mode needs an admin secret: set --admin-secret or SVC_GRAPHQL_ADMIN_SECRET';
+
+/** Where `--database-url` points. */
+export type StoreLocation = { kind: 'file'; path: string } | { kind: 'postgres'; connectionString: string };
+
+/**
+ * Reads a database URL: `file:PATH` (also `file:///abs`), `postgres://…` or `postgresql://…`.
+ * Throws a `TypeError` whose message says what is wrong (the password hidden).
+ */
+export function parseDatabaseUrl(url: string): StoreLocation {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return { kind: 'postgres', connectionString: url };
+  if (url.startsWith('file:')) {
+    const path = url.startsWith('file://') ? fileURLToPath(url) : url.slice('file:'.length);
+    if (path !== '') return { kind: 'file', path: resolvePath(path) };
+  }
+  throw new TypeError(`expected file:PATH, postgres://… or postgresql://…, but got "${redactUrl(url)}"`);
 }
 
 /** Hides a password in a connection string, for messages and logs. */

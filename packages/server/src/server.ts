@@ -1,6 +1,4 @@
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { resolve as resolvePath } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { GraphQLError, type DocumentNode, type ExecutionArgs } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import type { OperationResult } from 'graphql-ws';
@@ -20,7 +18,14 @@ import {
   useMetadataApi,
   type MetadataStore,
 } from '@svc-graphql/metadata-api';
-import { DEFAULT_DATABASE_URL, redactUrl, type LogLevel, type SettingName } from './config.js';
+import {
+  DEFAULT_DATABASE_URL,
+  JWT_NEEDS_ADMIN_SECRET,
+  parseDatabaseUrl,
+  type LogLevel,
+  type SettingName,
+  type StoreLocation,
+} from './config.js';
 import { useDepthLimit } from './depth-limit.js';
 import { createLogger, type Logger } from './logger.js';
 import { useServiceRoutes } from './routes.js';
@@ -98,7 +103,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
 
   if (options.jwtSecret !== undefined && options.adminSecret === undefined) {
-    throw new ServerOptionError('jwtSecret', 'JWT mode needs an admin secret: set --admin-secret or SVC_GRAPHQL_ADMIN_SECRET');
+    throw new ServerOptionError('jwtSecret', JWT_NEEDS_ADMIN_SECRET);
   }
 
   let resolver: SessionResolver;
@@ -154,10 +159,8 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
           registry,
           store,
           logger,
-          authenticate: async (request: Request) => {
-            const session = await resolver.resolve(request.headers);
-            return { role: session.role, isAdmin: session.role === 'admin' };
-          },
+          // A session's isAdmin is its role being `admin` (CONTRACT 5: only the admin role).
+          authenticate: (request: Request) => resolver.resolve(request.headers),
         }),
         useJwtSession({ resolver }),
         useDepthLimit(MAX_OPERATION_DEPTH),
@@ -280,18 +283,15 @@ interface EnvelopedRoot {
 }
 
 function openStore(databaseUrl: string): MetadataStore {
-  if (databaseUrl.startsWith('postgres://') || databaseUrl.startsWith('postgresql://')) {
-    return createPostgresMetadataStore({ connectionString: databaseUrl });
+  let location: StoreLocation;
+  try {
+    location = parseDatabaseUrl(databaseUrl);
+  } catch (error) {
+    throw new ServerOptionError('databaseUrl', errorMessage(error), { cause: error });
   }
-  if (databaseUrl.startsWith('file:')) {
-    const path = databaseUrl.startsWith('file://') ? fileURLToPath(databaseUrl) : databaseUrl.slice('file:'.length);
-    if (path === '') throw new ServerOptionError('databaseUrl', 'file: needs a path, e.g. file:./metadata.json');
-    return createFileMetadataStore({ path: resolvePath(path) });
-  }
-  throw new ServerOptionError(
-    'databaseUrl',
-    `expected file:PATH, postgres://… or postgresql://…, but got "${redactUrl(databaseUrl)}"`,
-  );
+  return location.kind === 'postgres'
+    ? createPostgresMetadataStore({ connectionString: location.connectionString })
+    : createFileMetadataStore({ path: location.path });
 }
 
 function listen(server: HttpServer, host: string, port: number): Promise<void> {
