@@ -55,7 +55,8 @@ export function extractTokenClaims(
 ): TokenClaims {
   const allowedRolesName = `${prefix}allowed-roles`;
   const defaultRoleName = `${prefix}default-role`;
-  const entries = source.kind === 'map' ? fromClaimsMap(payload, source, allowedRolesName) : fromNamespace(payload, source);
+  const entries =
+    source.kind === 'map' ? fromClaimsMap(payload, source, allowedRolesName, defaultRoleName) : fromNamespace(payload, source);
 
   let allowedRoles: unknown;
   let defaultRole: unknown;
@@ -137,6 +138,7 @@ function fromClaimsMap(
   payload: Record<string, unknown>,
   source: Extract<ClaimsSource, { kind: 'map' }>,
   allowedRolesName: string,
+  defaultRoleName: string,
 ): Iterable<[string, unknown]> {
   const out: [string, unknown][] = [];
   for (const [name, entry] of source.map) {
@@ -146,7 +148,14 @@ function fromClaimsMap(
     }
     let value = readJsonPath(payload, entry.path);
     if (value === undefined) value = entry.default;
-    if (value === undefined) throw new JwtClaimsError('jwt-invalid-claims', `JWT claim from claims_map, ${name} not found`);
+    if (value === undefined) {
+      // A missing role claim gets the answer it gets without claims_map (Hasura does the same), so
+      // clients see one error for "no roles in this token" however the server is configured.
+      if (name === allowedRolesName || name === defaultRoleName) {
+        throw new JwtClaimsError('jwt-missing-role-claims', `JWT claim does not contain ${name}`);
+      }
+      throw new JwtClaimsError('jwt-invalid-claims', `JWT claim from claims_map, ${name} not found`);
+    }
     if (name !== allowedRolesName && typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
       throw new JwtClaimsError(
         'jwt-invalid-claims',

@@ -147,6 +147,22 @@ describe('claims', () => {
     await expectError(server, { roles: ['user'] }, 'jwt-invalid-claims', 'JWT claim from claims_map, x-svc-user-id not found');
   });
 
+  it('answers a role claim missing at its claims_map path like a missing role claim, other variables with the claims_map message', async () => {
+    const server = await app({
+      claims_map: {
+        'x-svc-allowed-roles': { path: '$.roles' },
+        'x-svc-default-role': { path: '$.role' },
+        'x-svc-user-id': { path: '$.sub' },
+      },
+    });
+    await expectError(server, { role: 'user', sub: 'u1' }, 'jwt-missing-role-claims', 'JWT claim does not contain x-svc-allowed-roles');
+    await expectError(server, { roles: ['user'], sub: 'u1' }, 'jwt-missing-role-claims', 'JWT claim does not contain x-svc-default-role');
+    await expectError(server, { roles: ['user'], role: 'user' }, 'jwt-invalid-claims', 'JWT claim from claims_map, x-svc-user-id not found');
+    // A default stands in for a missing role claim as for any other.
+    const withDefault = await app({ claims_map: { 'x-svc-allowed-roles': { path: '$.roles' }, 'x-svc-default-role': { path: '$.role', default: 'user' } } });
+    expect(sessionOf(await withDefault.query(bearer(await token({ roles: ['user'] }))))).toMatchObject({ role: 'user' });
+  });
+
   it('takes a literal list of allowed roles from claims_map', async () => {
     const server = await app({ claims_map: { 'x-svc-allowed-roles': ['user', 'guest'], 'x-svc-default-role': { path: '$.role' } } });
     expect(sessionOf(await server.query(bearer(await token({ role: 'guest' }))))).toMatchObject({ role: 'guest' });
