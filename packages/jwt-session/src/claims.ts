@@ -91,7 +91,16 @@ export function extractTokenClaims(
 function customValue(name: string, value: unknown): string {
   if (typeof value === 'string') return value;
   // Hasura reads numbers and booleans as their JSON text, so `"x-svc-user-id": 42` keeps working.
-  if (typeof value === 'number' || typeof value === 'boolean') return JSON.stringify(value);
+  if (typeof value === 'boolean') return String(value);
+  if (typeof value === 'number') {
+    // JSON.parse rounds an integer beyond 2^53 to a neighbour (12345678901234567890 becomes
+    // ...7168) and reads 1e400 as Infinity: the text we would make of it is not what the issuer
+    // signed, and could be another user's id. Such a number has to travel as a string.
+    if (!Number.isFinite(value) || (Number.isInteger(value) && !Number.isSafeInteger(value))) {
+      throw new JwtClaimsError('jwt-invalid-claims', `invalid ${name}: the number is not exactly representable; send it as a string`);
+    }
+    return String(value);
+  }
   throw new JwtClaimsError('jwt-invalid-claims', `invalid claim ${name}: expected a string, got ${describe(value)}`);
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { NAMESPACE, secretBytes, sign } from './utils/keys.js';
+import { NAMESPACE, secretBytes, sign, signText } from './utils/keys.js';
 import { bearer, errorBody, sessionOf, startApp, type TestApp } from './utils/server.js';
 
 const SECRET = 'c'.repeat(32);
@@ -121,6 +121,56 @@ describe('claims', () => {
     for (const value of [null, { a: 1 }, ['a']]) {
       await expectError(server, { [NAMESPACE]: { ...roles, 'x-svc-org-id': value } }, 'jwt-invalid-claims', /x-svc-org-id/);
     }
+  });
+
+  describe('numbers', () => {
+    // Payloads written as JSON text: 12345678901234567890 must reach the server as these digits.
+    const ROLES = '"x-svc-allowed-roles":["user"],"x-svc-default-role":"user"';
+    const NOT_EXACT = 'invalid x-svc-user-id: the number is not exactly representable; send it as a string';
+
+    async function answer(server: TestApp, payload: string): Promise<Awaited<ReturnType<TestApp['query']>>> {
+      return server.query(bearer(await signText(payload, secretBytes(SECRET), 'HS256')));
+    }
+
+    async function expectNotExact(server: TestApp, payload: string): Promise<void> {
+      const result = await answer(server, payload);
+      expect(result.status, payload).toBe(401);
+      expect(result.body, payload).toEqual(errorBody('jwt-invalid-claims', NOT_EXACT));
+      expect(result.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    }
+
+    it('refuses an integer beyond 2^53 or a number beyond the double range, naming the claim, instead of rounding it', async () => {
+      const server = await app();
+      for (const number of ['12345678901234567890', '-9007199254740993', '9007199254740992', '1e400', '-1e400']) {
+        await expectNotExact(server, `{"${NAMESPACE}":{${ROLES},"x-svc-user-id":${number}}}`);
+      }
+    });
+
+    it('keeps safe integers and fractions as their JSON text', async () => {
+      const server = await app();
+      for (const [number, text] of [
+        ['9007199254740991', '9007199254740991'],
+        ['-42', '-42'],
+        ['1.5', '1.5'],
+        ['0.1', '0.1'],
+      ] as const) {
+        expect(sessionOf(await answer(server, `{"${NAMESPACE}":{${ROLES},"x-svc-user-id":${number}}}`))).toMatchObject({
+          variables: { 'x-svc-user-id': text },
+        });
+      }
+    });
+
+    it('applies the same check at a claims_namespace_path, in stringified JSON claims and through claims_map', async () => {
+      await expectNotExact(await app({ claims_namespace_path: '$.a' }), `{"a":{${ROLES},"x-svc-user-id":12345678901234567890}}`);
+      await expectNotExact(
+        await app({ claims_format: 'stringified_json' }),
+        `{"${NAMESPACE}":${JSON.stringify(`{${ROLES},"x-svc-user-id":12345678901234567890}`)}}`,
+      );
+      const mapped = await app({ claims_map: { 'x-svc-allowed-roles': ['user'], 'x-svc-default-role': 'user', 'x-svc-user-id': { path: '$.uid' } } });
+      await expectNotExact(mapped, '{"uid":12345678901234567890}');
+      await expectNotExact(mapped, '{"uid":1e400}');
+      expect(sessionOf(await answer(mapped, '{"uid":1.5}'))).toMatchObject({ variables: { 'x-svc-user-id': '1.5' } });
+    });
   });
 
   it('maps claims with claims_map: paths over the whole payload, defaults and literals', async () => {

@@ -3,7 +3,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SignJWT, type JWTPayload } from 'jose';
+import { CompactSign, SignJWT, type JWTPayload } from 'jose';
 
 export const NAMESPACE = 'https://svc-graphql.dev/jwt/claims';
 
@@ -92,6 +92,14 @@ export async function sign(payload: JWTPayload, key: KeyObject | Uint8Array, opt
   });
   if (options.expiresIn !== null) jwt.setExpirationTime(now + (options.expiresIn ?? 3600));
   return jwt.sign(key);
+}
+
+/**
+ * Signs `payload` as written, for payloads a JavaScript object cannot hold (an integer beyond 2^53,
+ * `1e400`): the token carries exactly this JSON text.
+ */
+export function signText(payload: string, key: KeyObject | Uint8Array, alg: string): Promise<string> {
+  return new CompactSign(new TextEncoder().encode(payload)).setProtectedHeader({ alg }).sign(key);
 }
 
 export function secretBytes(secret: string): Uint8Array {
