@@ -10,6 +10,11 @@ const RETRY_MAX_MS = 60_000;
 export const UNKNOWN_KID_COOLDOWN_MS = 10_000;
 /** setTimeout cannot wait longer than this; longer delays are re-armed. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/**
+ * A key set is a few kilobytes; a larger answer is a misconfigured or hostile endpoint and fails
+ * the fetch like an unreachable one, before more than this is held in memory.
+ */
+export const MAX_JWKS_BYTES = 1_048_576;
 
 export interface RemoteKeySetOptions {
   url: URL;
@@ -141,15 +146,23 @@ export class RemoteKeySet {
     try {
       const response = await this.#options.fetch(this.#options.url, {
         headers: { accept: 'application/json' },
+        // The keys come from the configured URL only: a redirect could hand key authority to
+        // whatever the endpoint (or anyone who can spoof its answer) points at.
+        redirect: 'manual',
         signal: abort.signal,
       });
       if (!response.ok) {
         await response.body?.cancel().catch(() => undefined);
-        throw new Error(`HTTP ${response.status}`);
+        const redirect = response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
+        throw new Error(redirect ? `HTTP ${response.status}: redirects are not followed` : `HTTP ${response.status}`);
       }
-      const body: unknown = await response.json().catch(() => {
+      const text = await readBounded(response, MAX_JWKS_BYTES);
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
         throw new Error('the response is not JSON');
-      });
+      }
       const { keys, fingerprint } = importJwks(body, this.#options.logger);
       if (keys.length === 0) throw new Error('no usable signing key in the key set');
       return { keys, fingerprint, headers: response.headers };
@@ -161,6 +174,36 @@ export class RemoteKeySet {
       if (this.#abort === abort) this.#abort = undefined;
     }
   }
+}
+
+/**
+ * The body as UTF-8 text, refusing one of more than `maxBytes`: a declared `Content-Length` is
+ * checked before reading, and a body without one (chunked) is counted as it streams and cancelled
+ * at the first chunk past the limit, so no more than that is ever buffered.
+ */
+async function readBounded(response: Response, maxBytes: number): Promise<string> {
+  const tooLarge = (): Error => new Error(`the response is larger than ${maxBytes} bytes`);
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  // TextDecoder drops a leading BOM, as response.json() does.
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
 const PUBLIC_MEMBERS = ['kty', 'crv', 'n', 'e', 'x', 'y'] as const;

@@ -40,7 +40,7 @@ function fakeTime(): void {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
 }
 
-async function start(options: { jwksFetchTimeoutMs?: number } = {}): Promise<SessionResolver> {
+async function start(options: { jwksFetchTimeoutMs?: number; logger?: typeof silentLogger } = {}): Promise<SessionResolver> {
   resolver = createSessionResolver({ jwt: { jwk_url: jwks.url }, adminSecret: 'admin-secret', logger: silentLogger, ...options });
   await resolver.ready?.();
   return resolver;
@@ -241,5 +241,74 @@ describe('jwk_url keys', () => {
     r.dispose();
     await advance(60_000);
     expect(jwks.hits).toBe(before);
+  });
+});
+
+describe('jwk_url answers that are refused', () => {
+  let warnings: string[];
+  const logger = { ...silentLogger, warn: (message: unknown) => warnings.push(String(message)) };
+  beforeEach(() => {
+    warnings = [];
+  });
+
+  /**
+   * Starts with key A, then serves key B in `mode` from the next refresh on: that refresh must fail
+   * as an unreachable endpoint does (A kept, B unknown, a retry 10 s later, then 20 s), and the
+   * endpoint serving B normally again must bring B in.
+   */
+  async function expectRefusedRefresh(mode: 'huge' | 'huge-chunked', reason: string): Promise<void> {
+    fakeTime();
+    jwks.headers = { 'cache-control': 'max-age=60' };
+    const r = await start({ logger });
+    const before = jwks.hits;
+    jwks.keys = [await publicJwk(keyB.publicKey, 'b', 'RS256')];
+    jwks.mode = mode;
+    await advance(60_000);
+    await until(() => jwks.hits === before + 1, 'the refresh');
+    await until(() => warnings.length === 1, 'the failure to be reported');
+    expect(warnings[0]).toBe(`jwt-session: fetching ${jwks.url} failed (${reason}); keeping 1 key(s), retrying in 10 s`);
+    expect(await outcome(r, await token(keyA.privateKey, 'a'))).toBe('user');
+    expect(await outcome(r, await token(keyB.privateKey, 'b'))).toEqual({ status: 401, body: NO_USABLE_KEYS });
+    await advance(9_000);
+    expect(jwks.hits).toBe(before + 1);
+    await advance(1_000);
+    await until(() => jwks.hits === before + 2, 'the retry after 10 s');
+    await until(() => warnings.length === 2, 'the second failure');
+    expect(warnings[1]).toMatch(/retrying in 20 s$/);
+    jwks.mode = 'up';
+    await advance(20_000);
+    await until(() => jwks.hits === before + 3, 'the retry after 20 s');
+    await settle(10);
+    expect(await outcome(r, await token(keyB.privateKey, 'b'))).toBe('user');
+  }
+
+  it('fails the fetch of a 2 MiB key set (Content-Length) like an unreachable endpoint', async () => {
+    await expectRefusedRefresh('huge', 'the response is larger than 1048576 bytes');
+  });
+
+  it('fails the fetch of a chunked key set without Content-Length once it passes 1 MiB, cutting the stream off', async () => {
+    const abandoned = jwks.abandonedStreams;
+    await expectRefusedRefresh('huge-chunked', 'the response is larger than 1048576 bytes');
+    // Both 32 MiB answers were cut off mid-way, not read to their end.
+    await until(() => jwks.abandonedStreams === abandoned + 2, 'the server to see both streams abandoned');
+  });
+
+  it('does not follow a redirect, even to a valid key set: the fetch fails and is retried', async () => {
+    fakeTime();
+    jwks.mode = 'redirect';
+    const before = jwks.hits;
+    const r = await start({ logger });
+    expect(jwks.hits).toBe(before + 1);
+    expect(warnings).toEqual([`jwt-session: fetching ${jwks.url} failed (HTTP 302: redirects are not followed); keeping 0 key(s), retrying in 10 s`]);
+    expect(await outcome(r, await token(keyA.privateKey, 'a'))).toEqual({ status: 401, body: NO_USABLE_KEYS });
+    await advance(10_000);
+    await until(() => jwks.hits === before + 2, 'the retry');
+    await settle(10);
+    expect(jwks.redirectTargetHits).toBe(0);
+    jwks.mode = 'up';
+    await advance(20_000);
+    await until(() => jwks.hits === before + 3, 'the recovering fetch');
+    await settle(10);
+    expect(await outcome(r, await token(keyA.privateKey, 'a'))).toBe('user');
   });
 });
