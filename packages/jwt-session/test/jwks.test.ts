@@ -1,6 +1,6 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createSessionResolver, SessionError, type SessionResolver } from '../src/index.js';
+import { createSessionResolver, SessionError, type Logger, type SessionResolver } from '../src/index.js';
 import { publicJwk, settle, startJwksServer, until, type JwksServer } from './utils/jwks-server.js';
 import { generateTestKeys, NAMESPACE, sign } from './utils/keys.js';
 import { silentLogger } from './utils/server.js';
@@ -40,7 +40,7 @@ function fakeTime(): void {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
 }
 
-async function start(options: { jwksFetchTimeoutMs?: number; logger?: typeof silentLogger } = {}): Promise<SessionResolver> {
+async function start(options: { jwksFetchTimeoutMs?: number; logger?: Logger } = {}): Promise<SessionResolver> {
   resolver = createSessionResolver({ jwt: { jwk_url: jwks.url }, adminSecret: 'admin-secret', logger: silentLogger, ...options });
   await resolver.ready?.();
   return resolver;
@@ -246,7 +246,12 @@ describe('jwk_url keys', () => {
 
 describe('jwk_url answers that are refused', () => {
   let warnings: string[];
-  const logger = { ...silentLogger, warn: (message: unknown) => warnings.push(String(message)) };
+  const logger: Logger = {
+    ...silentLogger,
+    warn: (message: unknown) => {
+      warnings.push(String(message));
+    },
+  };
   beforeEach(() => {
     warnings = [];
   });
