@@ -1,5 +1,6 @@
 import { resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseCorsDomains } from './cors.js';
 
 /**
  * Command-line flags and environment variables of `svc-graphql serve` (CONTRACT 2).
@@ -20,6 +21,12 @@ export interface ServeConfig {
   unauthorizedRole?: string;
   enableRemoteSchemaPermissions: boolean;
   logLevel: LogLevel;
+  maxRequestBodySize: number;
+  maxQueryTokens: number;
+  maxRemoteResponseSize: number;
+  corsDomain: string;
+  disableCors: boolean;
+  wsReadCookie: boolean;
   /** Where each setting came from (`--flag` or `ENV_VAR`), so errors can name it. */
   sources: Partial<Record<SettingName, string>>;
 }
@@ -32,7 +39,13 @@ export type SettingName =
   | 'jwtSecret'
   | 'unauthorizedRole'
   | 'enableRemoteSchemaPermissions'
-  | 'logLevel';
+  | 'logLevel'
+  | 'maxRequestBodySize'
+  | 'maxQueryTokens'
+  | 'maxRemoteResponseSize'
+  | 'corsDomain'
+  | 'disableCors'
+  | 'wsReadCookie';
 
 interface Setting {
   name: SettingName;
@@ -56,7 +69,20 @@ const SETTINGS: readonly Setting[] = [
     boolean: true,
   },
   { name: 'logLevel', flag: '--log-level', env: 'SVC_GRAPHQL_LOG_LEVEL' },
+  { name: 'maxRequestBodySize', flag: '--max-request-body-size', env: 'SVC_GRAPHQL_MAX_REQUEST_BODY_SIZE' },
+  { name: 'maxQueryTokens', flag: '--max-query-tokens', env: 'SVC_GRAPHQL_MAX_QUERY_TOKENS' },
+  { name: 'maxRemoteResponseSize', flag: '--max-remote-response-size', env: 'SVC_GRAPHQL_MAX_REMOTE_RESPONSE_SIZE' },
+  { name: 'corsDomain', flag: '--cors-domain', env: 'SVC_GRAPHQL_CORS_DOMAIN' },
+  { name: 'disableCors', flag: '--disable-cors', env: 'SVC_GRAPHQL_DISABLE_CORS', boolean: true },
+  { name: 'wsReadCookie', flag: '--ws-read-cookie', env: 'SVC_GRAPHQL_WS_READ_COOKIE', boolean: true },
 ];
+
+/** Defaults of the limits (bytes, tokens). */
+export const DEFAULT_LIMITS = {
+  maxRequestBodySize: 2_097_152,
+  maxQueryTokens: 15_000,
+  maxRemoteResponseSize: 67_108_864,
+} as const;
 
 export const DEFAULT_DATABASE_URL = 'file:./.svc-graphql/metadata.json';
 
@@ -87,6 +113,12 @@ Flags (each also read from its environment variable; the flag wins):
   --unauthorized-role ROLE              SVC_GRAPHQL_UNAUTHORIZED_ROLE
   --enable-remote-schema-permissions    SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS (true/false)
   --log-level error|warn|info|debug     SVC_GRAPHQL_LOG_LEVEL            (default info)
+  --max-request-body-size BYTES         SVC_GRAPHQL_MAX_REQUEST_BODY_SIZE (default 2097152; also one WebSocket message)
+  --max-query-tokens N                  SVC_GRAPHQL_MAX_QUERY_TOKENS     (default 15000)
+  --max-remote-response-size BYTES      SVC_GRAPHQL_MAX_REMOTE_RESPONSE_SIZE (default 67108864)
+  --cors-domain ORIGINS                 SVC_GRAPHQL_CORS_DOMAIN          (default *; comma-separated, https://*.example.com)
+  --disable-cors                        SVC_GRAPHQL_DISABLE_CORS         (true/false)
+  --ws-read-cookie                      SVC_GRAPHQL_WS_READ_COOKIE       (true/false)
 `;
 
 /**
@@ -171,16 +203,34 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     throw new ConfigError(sources.databaseUrl as string, (error as Error).message);
   }
 
-  const permissionsText = read('enableRemoteSchemaPermissions');
-  let enableRemoteSchemaPermissions = false;
-  if (permissionsText !== undefined) {
-    if (permissionsText !== 'true' && permissionsText !== 'false') {
-      throw new ConfigError(
-        sources.enableRemoteSchemaPermissions as string,
-        `expected "true" or "false", but got "${permissionsText}"`,
-      );
+  const readBoolean = (name: SettingName): boolean => {
+    const text = read(name);
+    if (text === undefined) return false;
+    if (text !== 'true' && text !== 'false') {
+      throw new ConfigError(sources[name] as string, `expected "true" or "false", but got "${text}"`);
     }
-    enableRemoteSchemaPermissions = permissionsText === 'true';
+    return text === 'true';
+  };
+  const readPositiveInteger = (name: keyof typeof DEFAULT_LIMITS): number => {
+    const text = read(name);
+    if (text === undefined) return DEFAULT_LIMITS[name];
+    const value = Number(text);
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value <= 0) {
+      throw new ConfigError(sources[name] as string, `expected a positive whole number, but got "${text}"`);
+    }
+    return value;
+  };
+  const enableRemoteSchemaPermissions = readBoolean('enableRemoteSchemaPermissions');
+  const disableCors = readBoolean('disableCors');
+  const wsReadCookie = readBoolean('wsReadCookie');
+  const maxRequestBodySize = readPositiveInteger('maxRequestBodySize');
+  const maxQueryTokens = readPositiveInteger('maxQueryTokens');
+  const maxRemoteResponseSize = readPositiveInteger('maxRemoteResponseSize');
+  const corsDomain = read('corsDomain') ?? '*';
+  try {
+    parseCorsDomains(corsDomain);
+  } catch (error) {
+    throw new ConfigError(sources.corsDomain as string, (error as Error).message);
   }
 
   const logLevelText = read('logLevel') ?? 'info';
@@ -197,6 +247,12 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     databaseUrl,
     enableRemoteSchemaPermissions,
     logLevel: logLevelText as LogLevel,
+    maxRequestBodySize,
+    maxQueryTokens,
+    maxRemoteResponseSize,
+    corsDomain,
+    disableCors,
+    wsReadCookie,
     sources,
   };
   const adminSecret = read('adminSecret');
@@ -213,8 +269,8 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
 }
 
 /** The setting's name as the user gave it, or its flag when it was defaulted. */
-export function settingLabel(config: ServeConfig, name: SettingName): string {
-  return config.sources[name] ?? (SETTINGS.find((s) => s.name === name) as Setting).flag;
+export function settingLabel(config: ServeConfig, name: string): string {
+  return config.sources[name as SettingName] ?? SETTINGS.find((s) => s.name === name)?.flag ?? name;
 }
 
 /** CONTRACT 2 refuses JWT mode without an admin secret: the endpoint would be open to everyone. */

@@ -1,24 +1,3 @@
-import { createGraphQLError, type Plugin } from 'graphql-yoga';
-
-/**
- * Refuses operations nested deeper than `maxDepth` braces, brackets or parentheses before they are
- * parsed. graphql-js parses, validates and executes recursively; a few thousand levels of `{a{a{…`
- * would otherwise exhaust the stack and surface as a 500.
- */
-export function useDepthLimit(maxDepth: number): Plugin {
-  return {
-    onParse({ params }) {
-      const source = params.source;
-      const text = typeof source === 'string' ? source : source.body;
-      if (nestingDepth(text, maxDepth) > maxDepth) {
-        throw createGraphQLError(`the operation is nested too deeply: more than ${maxDepth} levels`, {
-          extensions: { code: 'validation-failed', http: { status: 400 } },
-        });
-      }
-    },
-  };
-}
-
 /** The deepest nesting of `{ ( [` in GraphQL source, skipping strings and comments; stops counting past `limit`. */
 export function nestingDepth(text: string, limit: number): number {
   let depth = 0;

@@ -2,8 +2,8 @@ import type { Plugin } from 'graphql-yoga';
 
 export interface ServiceRoutesOptions {
   version: string;
-  /** False while any metadata object is inconsistent. */
-  isConsistent: () => boolean;
+  /** The `/healthz` answer: `OK`, or a `WARN: …` line saying what is degraded. */
+  health: () => string;
 }
 
 /** `GET /healthz` and `GET /v1/version` (CONTRACT 2), answered before any authentication. */
@@ -16,7 +16,7 @@ export function useServiceRoutes(options: ServiceRoutesOptions): Plugin {
           endResponse(new fetchAPI.Response(null, { status: 405, headers: { allow: 'GET, HEAD' } }));
           return;
         }
-        const body = options.isConsistent() ? 'OK' : 'WARN: inconsistent metadata';
+        const body = options.health();
         endResponse(new fetchAPI.Response(body, { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } }));
       } else if (url.pathname === '/v1/version') {
         if (request.method !== 'GET' && request.method !== 'HEAD') {

@@ -1,4 +1,4 @@
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import { GraphQLError, type DocumentNode, type ExecutionArgs } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import type { OperationResult } from 'graphql-ws';
@@ -18,15 +18,18 @@ import {
   useMetadataApi,
   type MetadataStore,
 } from '@svc-graphql/metadata-api';
+import { createAdminErrorMasking } from './admin-errors.js';
 import {
   DEFAULT_DATABASE_URL,
+  DEFAULT_LIMITS,
   JWT_NEEDS_ADMIN_SECRET,
   parseDatabaseUrl,
   type LogLevel,
   type SettingName,
   type StoreLocation,
 } from './config.js';
-import { useDepthLimit } from './depth-limit.js';
+import { createOriginPolicy, ownOrigins, useCors, type OriginPolicy } from './cors.js';
+import { useOperationLimits, useRequestBodyLimit } from './limits.js';
 import { createLogger, type Logger } from './logger.js';
 import { useServiceRoutes } from './routes.js';
 import { VERSION } from './version.js';
@@ -55,6 +58,23 @@ export interface ServerOptions {
   logger?: Logger;
   /** How long `close()` lets in-flight requests finish. @default 10000 */
   shutdownTimeoutMs?: number;
+  /** Largest body of a request to `/v1/graphql`, and of one WebSocket message, in bytes. @default 2097152 */
+  maxRequestBodySize?: number;
+  /** Most lexical tokens in one GraphQL document. @default 15000 */
+  maxQueryTokens?: number;
+  /** Largest answer of a remote (HTTP body or WebSocket message), in bytes. @default 67108864 */
+  maxRemoteResponseSize?: number;
+  /**
+   * Origins allowed by browsers: `*`, or comma-separated origins with `*` as a wildcard in the host
+   * (`https://*.example.com`). @default '*'
+   */
+  corsDomain?: string;
+  /** No CORS headers at all. @default false */
+  disableCors?: boolean;
+  /** Read the `Cookie` of a WebSocket upgrade even when its `Origin` is not a listed origin. @default false */
+  wsReadCookie?: boolean;
+  /** Most operations running at once on one WebSocket connection. @default 100 */
+  maxOperationsPerConnection?: number;
 }
 
 /** A listening svc-graphql server. */
@@ -79,7 +99,7 @@ export interface SvcGraphqlServer {
 export class ServerOptionError extends Error {
   override readonly name = 'ServerOptionError';
   constructor(
-    readonly option: SettingName,
+    readonly option: SettingName | 'maxOperationsPerConnection',
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -88,8 +108,7 @@ export class ServerOptionError extends Error {
 }
 
 const GRAPHQL_PATH = '/v1/graphql';
-/** Far beyond any real operation, far below what exhausts the stack. */
-const MAX_OPERATION_DEPTH = 256;
+const DEFAULT_MAX_OPERATIONS_PER_CONNECTION = 100;
 
 /**
  * Builds the reference server (session, remote schemas and metadata API in one Yoga app over
@@ -105,6 +124,34 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
   if (options.jwtSecret !== undefined && options.adminSecret === undefined) {
     throw new ServerOptionError('jwtSecret', JWT_NEEDS_ADMIN_SECRET);
   }
+  const limits = {
+    maxRequestBodySize: positiveInteger('maxRequestBodySize', options.maxRequestBodySize, DEFAULT_LIMITS.maxRequestBodySize),
+    maxQueryTokens: positiveInteger('maxQueryTokens', options.maxQueryTokens, DEFAULT_LIMITS.maxQueryTokens),
+    maxRemoteResponseSize: positiveInteger(
+      'maxRemoteResponseSize',
+      options.maxRemoteResponseSize,
+      DEFAULT_LIMITS.maxRemoteResponseSize,
+    ),
+  };
+  const maxOperationsPerConnection = positiveInteger(
+    'maxOperationsPerConnection',
+    options.maxOperationsPerConnection,
+    DEFAULT_MAX_OPERATIONS_PER_CONNECTION,
+  );
+  const wsReadCookie = options.wsReadCookie ?? false;
+  // Known once listening (port 0 picks one).
+  let selfOrigins: ReadonlySet<string> = new Set();
+  let origins: OriginPolicy;
+  try {
+    origins = createOriginPolicy({
+      corsDomain: options.corsDomain ?? '*',
+      disableCors: options.disableCors ?? false,
+      ownOrigins: () => selfOrigins,
+    });
+  } catch (error) {
+    throw new ServerOptionError('corsDomain', errorMessage(error), { cause: error });
+  }
+  const masking = createAdminErrorMasking();
 
   let resolver: SessionResolver;
   try {
@@ -152,8 +199,16 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       landingPage: false,
       logging: logger,
       graphiql: { subscriptionsProtocol: 'WS' },
+      // Our own CORS, body limit and error masking below (exact headers, answers and admin rule).
+      cors: false,
+      maxRequestBodySize: false,
+      maskedErrors: masking.maskedErrors,
       plugins: [
-        useServiceRoutes({ version: VERSION, isConsistent: () => service.isConsistent() }),
+        useCors(origins),
+        useServiceRoutes({
+          version: VERSION,
+          health: () => (service.isConsistent() ? 'OK' : 'WARN: inconsistent metadata'),
+        }),
         useMetadataApi({
           service,
           registry,
@@ -163,21 +218,41 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
           authenticate: (request: Request) => resolver.resolve(request.headers),
         }),
         useJwtSession({ resolver }),
-        useDepthLimit(MAX_OPERATION_DEPTH),
+        useRequestBodyLimit(limits.maxRequestBodySize),
+        useOperationLimits({ maxTokens: limits.maxQueryTokens }),
+        masking.plugin,
         useRemoteSchemas(registry),
       ],
     });
 
     const httpServer = createHttpServer(yoga);
-    const wsServer = new WebSocketServer({ server: httpServer, path: GRAPHQL_PATH });
+    // Messages over the body limit close the socket with 1009 before they are buffered whole.
+    const wsServer = new WebSocketServer({ noServer: true, path: GRAPHQL_PATH, maxPayload: limits.maxRequestBodySize });
+    httpServer.on('upgrade', (request: IncomingMessage, socket, head) => {
+      // A page of another origin must never act with its visitor's cookie (the browser sends it
+      // with the upgrade whatever page opened the socket).
+      if (!readsUpgradeCookie(request, origins, wsReadCookie)) delete request.headers.cookie;
+      // Refuses other paths and bad handshakes itself.
+      wsServer.handleUpgrade(request, socket, head, (ws) => wsServer.emit('connection', ws, request));
+    });
     const wsSession = createGraphqlWsSession(resolver);
     useServer(
       {
+        // Error texts stay out of close reasons.
+        isProd: true,
         onConnect: (ctx) => wsSession.onConnect(ctx),
         onClose: (ctx) => wsSession.onClose(ctx),
         execute: (args) => (args.rootValue as EnvelopedRoot).execute(args),
         subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args),
-        onSubscribe: async (ctx, _id, payload) => {
+        onSubscribe: async (ctx, id, payload) => {
+          // `ctx.subscriptions` holds this connection's operations in flight, this one's id included.
+          if (Object.keys(ctx.subscriptions).filter((key) => key !== id).length >= maxOperationsPerConnection) {
+            return [
+              new GraphQLError(`too many operations at once on this connection (at most ${maxOperationsPerConnection})`, {
+                extensions: { code: 'validation-failed', path: '$' },
+              }),
+            ];
+          }
           const upgrade = ctx.extra.request;
           const headers = new Headers();
           for (const [name, value] of Object.entries(upgrade.headers)) {
@@ -196,7 +271,9 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
             }
           }
           // The Host header stays in `headers`; the URL only has to be valid, whatever a client sends.
-          const request = new Request(`http://localhost${GRAPHQL_PATH}`, { headers });
+          // POST: every operation may run over the socket, mutations included (Yoga refuses
+          // mutations of GET requests).
+          const request = new Request(`http://localhost${GRAPHQL_PATH}`, { method: 'POST', headers });
           const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
             ...ctx,
             req: upgrade,
@@ -229,10 +306,10 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       },
       wsServer,
     );
-
     await listen(httpServer, host, port);
     const address = httpServer.address();
     const boundPort = typeof address === 'object' && address ? address.port : port;
+    selfOrigins = ownOrigins(host, boundPort);
     const urlHost = host.includes(':') ? `[${host}]` : host;
     const url = `http://${urlHost}:${boundPort}`;
     logger.info(`serving GraphQL at ${url}${GRAPHQL_PATH} and metadata at ${url}/v1/metadata`);
@@ -314,6 +391,25 @@ function listen(server: HttpServer, host: string, port: number): Promise<void> {
     server.once('listening', onListening);
     server.listen(port, host);
   });
+}
+
+/**
+ * Whether a WebSocket upgrade's `Cookie` may authenticate it: always with `--ws-read-cookie`, when no
+ * `Origin` is sent (not a browser), or when the `Origin` is listed (with `*`: the server's own).
+ */
+function readsUpgradeCookie(request: IncomingMessage, origins: OriginPolicy, always: boolean): boolean {
+  if (always) return true;
+  const origin = request.headers.origin;
+  if (origin === undefined) return true;
+  return origins.anyOrigin ? origins.isOwn(origin) : origins.isListed(origin) || origins.isOwn(origin);
+}
+
+function positiveInteger(option: ServerOptionError['option'], value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new ServerOptionError(option, `expected a positive whole number, but got ${String(value)}`);
+  }
+  return value;
 }
 
 function errorMessage(error: unknown): string {

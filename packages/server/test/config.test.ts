@@ -26,6 +26,12 @@ describe('parseCommandLine', () => {
       databaseUrl: DEFAULT_DATABASE_URL,
       enableRemoteSchemaPermissions: false,
       logLevel: 'info',
+      maxRequestBodySize: 2097152,
+      maxQueryTokens: 15000,
+      maxRemoteResponseSize: 67108864,
+      corsDomain: '*',
+      disableCors: false,
+      wsReadCookie: false,
     });
     expect(config.adminSecret).toBeUndefined();
     expect(config.jwtSecret).toBeUndefined();
@@ -42,8 +48,20 @@ describe('parseCommandLine', () => {
       SVC_GRAPHQL_UNAUTHORIZED_ROLE: 'anonymous',
       SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS: 'true',
       SVC_GRAPHQL_LOG_LEVEL: 'debug',
+      SVC_GRAPHQL_MAX_REQUEST_BODY_SIZE: '1000',
+      SVC_GRAPHQL_MAX_QUERY_TOKENS: '200',
+      SVC_GRAPHQL_MAX_REMOTE_RESPONSE_SIZE: '3000',
+      SVC_GRAPHQL_CORS_DOMAIN: 'https://a.example.com,https://*.b.example.com:8443',
+      SVC_GRAPHQL_DISABLE_CORS: 'true',
+      SVC_GRAPHQL_WS_READ_COOKIE: 'true',
     });
     expect(config).toMatchObject({
+      maxRequestBodySize: 1000,
+      maxQueryTokens: 200,
+      maxRemoteResponseSize: 3000,
+      corsDomain: 'https://a.example.com,https://*.b.example.com:8443',
+      disableCors: true,
+      wsReadCookie: true,
       host: '0.0.0.0',
       port: 0,
       databaseUrl: 'postgres://u@h/db',
@@ -93,6 +111,17 @@ describe('parseCommandLine', () => {
     [['serve'], { SVC_GRAPHQL_LOG_LEVEL: 'loud' }, 'SVC_GRAPHQL_LOG_LEVEL', 'expected one of error, warn, info, debug, but got "loud"'],
     [['serve'], { SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS: 'yes' }, 'SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS', 'expected "true" or "false", but got "yes"'],
     [['serve', '--admin-secret'], {}, '--admin-secret', 'expects a value'],
+    [['serve', '--max-request-body-size', '0'], {}, '--max-request-body-size', 'expected a positive whole number, but got "0"'],
+    [['serve'], { SVC_GRAPHQL_MAX_QUERY_TOKENS: '1e4' }, 'SVC_GRAPHQL_MAX_QUERY_TOKENS', 'expected a positive whole number, but got "1e4"'],
+    [['serve', '--max-remote-response-size=-5'], {}, '--max-remote-response-size', 'expected a positive whole number, but got "-5"'],
+    [['serve'], { SVC_GRAPHQL_DISABLE_CORS: '1' }, 'SVC_GRAPHQL_DISABLE_CORS', 'expected "true" or "false", but got "1"'],
+    [
+      ['serve', '--cors-domain', 'app.example.com'],
+      {},
+      '--cors-domain',
+      '"app.example.com" is not an origin like https://app.example.com or https://*.example.com:8443',
+    ],
+    [['serve', '--cors-domain', '*,https://a.example.com'], {}, '--cors-domain', '"*" cannot be combined with other origins'],
     [[], {}, 'serve', 'missing command; run `svc-graphql serve`'],
     [['start'], {}, 'start', 'unknown command (expected "serve")'],
     [

@@ -86,7 +86,7 @@ describe('createServer', () => {
     const response = await graphql(`${'{a'.repeat(3000)}${'}'.repeat(3000)}`, { 'x-svc-admin-secret': ADMIN_SECRET });
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({
-      errors: [{ message: 'the operation is nested too deeply: more than 256 levels', extensions: { code: 'validation-failed' } }],
+      errors: [{ message: 'the operation is nested too deeply: more than 256 levels', extensions: { code: 'validation-failed', path: '$' } }],
     });
     const deepButFine = `{ __schema { queryType { fields { type { ${'ofType { '.repeat(20)}name${' }'.repeat(20)} } } } } }`;
     const fine = await graphql(deepButFine, { 'x-svc-admin-secret': ADMIN_SECRET });

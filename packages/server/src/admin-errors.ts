@@ -1,0 +1,58 @@
+import { GraphQLError, type ExecutionResult } from 'graphql';
+import { handleStreamOrSingleExecutionResult, maskError, type Plugin, type YogaServerOptions } from 'graphql-yoga';
+
+/**
+ * Errors are masked for every role but admin, who sees the original message (never a stack).
+ *
+ * Yoga's `maskError` is not told whose request an error belongs to, so this plugin marks the errors
+ * of an admin's results as they leave execution (it is listed before Yoga's masking plugin, whose
+ * hook runs after ours), and `maskedErrors` lets marked errors through with their own message.
+ */
+export function createAdminErrorMasking(): { plugin: Plugin; maskedErrors: NonNullable<YogaServerOptions<object, object>['maskedErrors']> } {
+  const adminErrors = new WeakSet<object>();
+  const mark = ({ result }: { result: ExecutionResult }) => {
+    for (const error of result.errors ?? []) adminErrors.add(error);
+  };
+  const isAdmin = (context: unknown) =>
+    (context as { session?: { isAdmin?: unknown } } | null | undefined)?.session?.isAdmin === true;
+
+  const plugin: Plugin = {
+    onExecute({ args }) {
+      if (!isAdmin(args.contextValue)) return undefined;
+      return { onExecuteDone: (payload) => handleStreamOrSingleExecutionResult(payload, mark) };
+    },
+    onSubscribe({ args }) {
+      if (!isAdmin(args.contextValue)) return undefined;
+      return {
+        onSubscribeResult: (payload) => handleStreamOrSingleExecutionResult(payload, mark),
+        // The event stream itself failing (not a result with errors).
+        onSubscribeError: ({ error }) => {
+          if (typeof error === 'object' && error !== null) adminErrors.add(error);
+        },
+      };
+    },
+  };
+
+  return {
+    plugin,
+    maskedErrors: {
+      isDev: false,
+      maskError(error, message) {
+        if (typeof error !== 'object' || error === null || !adminErrors.has(error)) return maskError(error, message, false);
+        if (!(error instanceof GraphQLError)) {
+          return new GraphQLError(error instanceof Error ? error.message : message, { extensions: { code: 'unexpected' } });
+        }
+        const original = error.originalError;
+        if (original === undefined || original === null || original instanceof GraphQLError) return error;
+        // The original message, where the error happened; no stack, no internals beyond the message.
+        return new GraphQLError(original.message, {
+          nodes: error.nodes ?? null,
+          source: error.source ?? null,
+          positions: error.positions ?? null,
+          path: error.path ?? null,
+          extensions: { ...error.extensions, code: error.extensions['code'] ?? 'unexpected' },
+        });
+      },
+    },
+  };
+}

@@ -1,0 +1,191 @@
+import { GraphQLError, Kind, parse, type DocumentNode, type SelectionSetNode, type ValueNode } from 'graphql';
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { nestingDepth } from './depth-limit.js';
+
+/** Operations nested deeper than this are refused: far beyond any real operation, far below what exhausts the stack. */
+export const MAX_OPERATION_DEPTH = 256;
+
+/** Errors of this module that must keep their HTTP status (see `onExecutionResult` below). */
+const limitErrors = new WeakSet<GraphQLError>();
+
+function limitError(message: string, code: string, status: number, headers?: Record<string, string>): GraphQLError {
+  const error = createGraphQLError(message, {
+    extensions: { code, path: '$', http: { status, ...(headers && { headers }) } },
+  });
+  limitErrors.add(error);
+  return error;
+}
+
+function tooLarge(maxBytes: number): GraphQLError {
+  // The rest of the body is never read, so the connection cannot carry another request.
+  return limitError(`request body is larger than ${maxBytes} bytes`, 'payload-too-large', 413, { connection: 'close' });
+}
+
+/**
+ * Refuses a GraphQL request body over `maxBytes` with 413 before it is buffered: at once from its
+ * `Content-Length`, or, for a chunked body, as soon as the bytes read pass the limit.
+ */
+export function useRequestBodyLimit(maxBytes: number): Plugin {
+  return {
+    onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
+      const length = request.headers.get('content-length');
+      if (length !== null && /^\d+$/.test(length)) {
+        if (Number(length) > maxBytes) throw tooLarge(maxBytes);
+        // Node's HTTP parser hands over exactly Content-Length bytes: nothing more to count.
+        return;
+      }
+      if (requestParser === undefined || request.body === null) return;
+      const body = request.body;
+      // whatwg-node may hand over a native stream or its own; pipe through a transform of that kind.
+      const Transform = body instanceof ReadableStream ? globalThis.TransformStream : fetchAPI.TransformStream;
+      let read = 0;
+      const limited = body.pipeThrough(
+        new Transform<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            read += chunk.byteLength;
+            if (read > maxBytes) controller.error(tooLarge(maxBytes));
+            else controller.enqueue(chunk);
+          },
+        }),
+      );
+      setRequestParser((original) =>
+        requestParser(
+          new fetchAPI.Request(original.url, {
+            method: original.method,
+            headers: original.headers,
+            signal: original.signal,
+            body: limited,
+            duplex: 'half',
+          } as RequestInit),
+        ),
+      );
+    },
+  };
+}
+
+// graphql-js 16 words it "more that"; later versions may fix the typo.
+const TOKEN_LIMIT_MESSAGE = /^Syntax Error: Document contains more th\w+ \d+ tokens/;
+
+/**
+ * Bounds the work one GraphQL document can cause, before and while it is parsed: at most
+ * `maxTokens` lexical tokens (the parser stops at the first one past it) and at most `maxDepth`
+ * levels of nesting, first in the text (graphql-js is recursive), then with fragments expanded
+ * (shallow fragments spread into each other nest as deep as their text would). Runs only when a
+ * document is not in Yoga's parser cache.
+ */
+export function useOperationLimits(options: { maxTokens: number; maxDepth?: number }): Plugin {
+  const { maxTokens } = options;
+  const maxDepth = options.maxDepth ?? MAX_OPERATION_DEPTH;
+  const tooDeep = () =>
+    limitError(`the operation is nested too deeply: more than ${maxDepth} levels`, 'validation-failed', 400);
+  return {
+    onParse({ setParseFn }) {
+      setParseFn((source, parseOptions) => {
+        const text = typeof source === 'string' ? source : source.body;
+        if (nestingDepth(text, maxDepth) > maxDepth) throw tooDeep();
+        let document: DocumentNode;
+        try {
+          document = parse(source, { ...parseOptions, maxTokens });
+        } catch (error) {
+          if (error instanceof GraphQLError && TOKEN_LIMIT_MESSAGE.test(error.message)) {
+            throw limitError(`the operation has more than ${maxTokens} tokens`, 'validation-failed', 400);
+          }
+          throw error;
+        }
+        if (expandedDepth(document, maxDepth) > maxDepth) throw tooDeep();
+        return document;
+      });
+    },
+    onExecutionResult({ result, setResult }) {
+      // Yoga marks every parse failure as a GraphQL-over-HTTP "spec" error, which an
+      // `application/json` client gets with 200; a refused operation is answered 400 whatever the
+      // client accepts. A status on the result itself wins (and is not serialized).
+      if (result === undefined || Symbol.asyncIterator in result || Array.isArray(result)) return;
+      const error = result.errors?.find((e) => limitErrors.has(e as GraphQLError));
+      const status = (error?.extensions?.['http'] as { status?: number } | undefined)?.status;
+      if (status !== undefined) setResult({ ...result, extensions: { ...result.extensions, http: { status } } });
+    },
+  };
+}
+
+/**
+ * The deepest nesting of `{ ( [` any operation of `document` would have with every fragment spread
+ * written out in place (as an inline fragment). Stops counting past `limit`. Each fragment's depth
+ * is computed once, so fragments that spread each other many times cost no more than their text
+ * (a depth cut short past the limit may be remembered too high, which only ever refuses a document
+ * that is too deep anyway). A fragment cycle counts as nothing here: validation refuses it.
+ */
+export function expandedDepth(document: DocumentNode, limit: number): number {
+  const fragments = new Map<string, SelectionSetNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition.selectionSet);
+  }
+  const known = new Map<string, number>();
+  const expanding = new Set<string>();
+
+  const valueDepth = (value: ValueNode): number => {
+    let deepest = 0;
+    if (value.kind === Kind.LIST) for (const item of value.values) deepest = Math.max(deepest, valueDepth(item));
+    else if (value.kind === Kind.OBJECT) for (const field of value.fields) deepest = Math.max(deepest, valueDepth(field.value));
+    else return 0;
+    return 1 + deepest;
+  };
+  const argumentsDepth = (args: readonly { value: ValueNode }[] | undefined): number => {
+    if (!args || args.length === 0) return 0;
+    let deepest = 0;
+    for (const arg of args) deepest = Math.max(deepest, valueDepth(arg.value));
+    return 1 + deepest;
+  };
+  const fragmentDepth = (name: string): number => {
+    const cached = known.get(name);
+    if (cached !== undefined) return cached;
+    const selectionSet = fragments.get(name);
+    if (selectionSet === undefined || expanding.has(name)) return 0;
+    expanding.add(name);
+    const depth = selectionSetDepth(selectionSet);
+    expanding.delete(name);
+    known.set(name, depth);
+    return depth;
+  };
+  // Selection sets open on the way down, fragments expanded: past the limit the operation is
+  // refused whatever lies below, so the recursion never goes deeper than the limit.
+  let open = 0;
+  function selectionSetDepth(selectionSet: SelectionSetNode): number {
+    if (open >= limit) return limit + 1;
+    open++;
+    try {
+      return 1 + deepestSelection(selectionSet);
+    } finally {
+      open--;
+    }
+  }
+  function deepestSelection(selectionSet: SelectionSetNode): number {
+    let deepest = 0;
+    for (const selection of selectionSet.selections) {
+      let depth = 0;
+      for (const directive of selection.directives ?? []) depth = Math.max(depth, argumentsDepth(directive.arguments));
+      if (selection.kind === Kind.FIELD) {
+        depth = Math.max(depth, argumentsDepth(selection.arguments));
+        if (selection.selectionSet) depth = Math.max(depth, selectionSetDepth(selection.selectionSet));
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        depth = Math.max(depth, selectionSetDepth(selection.selectionSet));
+      } else {
+        depth = Math.max(depth, fragmentDepth(selection.name.value));
+      }
+      if (depth > deepest) {
+        deepest = depth;
+        // Past the limit the exact figure no longer matters; stopping keeps the recursion short.
+        if (deepest >= limit) break;
+      }
+    }
+    return deepest;
+  }
+
+  let deepest = 0;
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+    deepest = Math.max(deepest, selectionSetDepth(definition.selectionSet));
+    if (deepest > limit) break;
+  }
+  return deepest;
+}

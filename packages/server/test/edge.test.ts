@@ -1,0 +1,320 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient, type Client } from 'graphql-ws';
+import { SignJWT } from 'jose';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
+import { createServer, type ServerOptions, type SvcGraphqlServer } from '../src/index.js';
+
+/**
+ * The server at the edge: request limits, WebSocket rules and browsers, each through a running
+ * server and a real client.
+ */
+
+const KEY = 'an edge test secret of 32+ characters!';
+const ADMIN_SECRET = 'edge-test-admin-secret';
+const ADMIN = { 'x-svc-admin-secret': ADMIN_SECRET };
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-graphql-edge-'));
+let remote: RunningRemote;
+const servers: SvcGraphqlServer[] = [];
+let stores = 0;
+
+async function start(options: ServerOptions = {}): Promise<SvcGraphqlServer> {
+  const server = await createServer({
+    port: 0,
+    databaseUrl: `file:${join(dir, `metadata-${stores++}.json`)}`,
+    adminSecret: ADMIN_SECRET,
+    jwtSecret: JSON.stringify({ type: 'HS256', key: KEY, header: { type: 'Cookie', name: 'token' } }),
+    logger: quiet,
+    ...options,
+  });
+  servers.push(server);
+  return server;
+}
+
+async function addSample(server: SvcGraphqlServer): Promise<void> {
+  const response = await fetch(`${server.url}/v1/metadata`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...ADMIN },
+    body: JSON.stringify({ type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url } } }),
+  });
+  expect(response.status).toBe(200);
+}
+
+function post(server: SvcGraphqlServer, body: string, headers: Record<string, string> = ADMIN): Promise<Response> {
+  return fetch(`${server.url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+}
+
+function token(role: string): Promise<string> {
+  return new SignJWT({
+    'https://svc-graphql.dev/jwt/claims': { 'x-svc-default-role': role, 'x-svc-allowed-roles': [role] },
+  })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime('10m')
+    .sign(new TextEncoder().encode(KEY));
+}
+
+/** A graphql-ws client whose upgrade request carries `headers` (as a browser's would). */
+function wsClient(server: SvcGraphqlServer, headers: Record<string, string> = {}, connectionHeaders?: Record<string, string>): Client {
+  class WithHeaders extends WebSocket {
+    constructor(url: string, protocols?: string | string[]) {
+      super(url, protocols, { headers });
+    }
+  }
+  return createClient({
+    url: server.wsUrl,
+    webSocketImpl: WithHeaders,
+    retryAttempts: 0,
+    lazy: true,
+    ...(connectionHeaders && { connectionParams: { headers: connectionHeaders } }),
+  });
+}
+
+async function first(client: Client, query: string): Promise<unknown> {
+  const iterator = client.iterate({ query });
+  try {
+    const step = await iterator.next();
+    return step.value;
+  } finally {
+    await iterator.return?.();
+  }
+}
+
+function closeCode(client: Client): Promise<number> {
+  return new Promise((resolve) => client.on('closed', (event) => resolve((event as { code: number }).code)));
+}
+
+const tooDeep = {
+  errors: [{ message: 'the operation is nested too deeply: more than 256 levels', extensions: { code: 'validation-failed', path: '$' } }],
+};
+
+beforeAll(async () => {
+  remote = await startSampleRemote({ port: 0 });
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  await remote?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('request limits', () => {
+  let server: SvcGraphqlServer;
+  beforeAll(async () => {
+    server = await start({ maxRequestBodySize: 4096, maxQueryTokens: 100 });
+    await addSample(server);
+  });
+
+  it('answers a body over the limit 413 from its Content-Length, closing the connection', async () => {
+    const response = await post(server, JSON.stringify({ query: `{ hello(name: "${'x'.repeat(5000)}") }` }));
+    expect(response.status).toBe(413);
+    expect(response.headers.get('connection')).toBe('close');
+    expect(await response.json()).toEqual({
+      errors: [{ message: 'request body is larger than 4096 bytes', extensions: { code: 'payload-too-large', path: '$' } }],
+    });
+  });
+
+  it('answers a chunked body 413 as soon as it passes the limit, without waiting for its end', async () => {
+    const url = new URL(`${server.url}/v1/graphql`);
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', ...ADMIN } }, (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      request.on('error', reject);
+      // 8 KiB written, the body never ended: only a streaming limit can answer this.
+      request.write(`{"query":"{ hello(name: \\"${'y'.repeat(8192)}`);
+    });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body)).toEqual({
+      errors: [{ message: 'request body is larger than 4096 bytes', extensions: { code: 'payload-too-large', path: '$' } }],
+    });
+  });
+
+  it('serves a body within the limit', async () => {
+    const response = await post(server, JSON.stringify({ query: '{ hello(name: "Ada") }' }));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ data: { hello: 'Hello, Ada!' } });
+  });
+
+  it('refuses a document of more lexical tokens than the limit with 400, and serves one at the limit', async () => {
+    // `{ a a … }`: two braces and the fields.
+    const over = await post(server, JSON.stringify({ query: `{ ${'remoteName '.repeat(99)}}` }));
+    expect(over.status).toBe(400);
+    expect(await over.json()).toEqual({
+      errors: [{ message: 'the operation has more than 100 tokens', extensions: { code: 'validation-failed', path: '$' } }],
+    });
+    const at = await post(server, JSON.stringify({ query: `{ ${'remoteName '.repeat(98)}}` }));
+    expect(at.status).toBe(200);
+  });
+
+  it('refuses 300 levels built from shallow fragments with 400', async () => {
+    const big = await start({ maxQueryTokens: 100_000 });
+    const fragments = Array.from({ length: 300 }, (_, i) =>
+      i === 299 ? `fragment F${i} on Query { __typename }` : `fragment F${i} on Query { ... on Query { ...F${i + 1} } }`,
+    );
+    const response = await post(big, JSON.stringify({ query: `{ ...F0 } ${fragments.join(' ')}` }));
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual(tooDeep);
+  });
+
+  it('serves fragments spread into each other within the depth limit, and refuses the text nested too deep', async () => {
+    const fragments = Array.from({ length: 20 }, (_, i) =>
+      i === 19 ? `fragment F${i} on Query { remoteName }` : `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`,
+    );
+    const big = await start({ maxQueryTokens: 100_000 });
+    await addSample(big);
+    const fine = await post(big, JSON.stringify({ query: `{ ...F0 } ${fragments.join(' ')}` }));
+    expect(fine.status).toBe(200);
+    expect(await fine.json()).toEqual({ data: { remoteName: 'sample' } });
+    const nested = await post(big, JSON.stringify({ query: `${'{a'.repeat(3000)}${'}'.repeat(3000)}` }));
+    expect(nested.status).toBe(400);
+    expect(await nested.json()).toEqual(tooDeep);
+  });
+
+  it('answers the limits with 400 over graphql-ws too, keeping the connection', async () => {
+    const client = wsClient(server, {}, ADMIN);
+    await expect(first(client, `{ ${'remoteName '.repeat(99)}}`)).rejects.toMatchObject([
+      { message: 'the operation has more than 100 tokens', extensions: { code: 'validation-failed', path: '$' } },
+    ]);
+    await expect(first(client, '{ remoteName }')).resolves.toEqual({ data: { remoteName: 'sample' } });
+    await client.dispose();
+  });
+
+  it('closes a WebSocket whose message is larger than the body limit with 1009', async () => {
+    const socket = new WebSocket(server.wsUrl, 'graphql-transport-ws');
+    const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
+    await new Promise((resolve) => socket.on('open', resolve));
+    socket.send(JSON.stringify({ type: 'connection_init', payload: { headers: ADMIN } }));
+    await new Promise((resolve) => socket.once('message', resolve));
+    socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: `{ hello(name: "${'z'.repeat(5000)}") }` } }));
+    expect(await closed).toBe(1009);
+  });
+});
+
+describe('graphql-ws', () => {
+  let server: SvcGraphqlServer;
+  beforeAll(async () => {
+    server = await start({ maxOperationsPerConnection: 2 });
+    await addSample(server);
+  });
+
+  it('runs queries, mutations and subscriptions over one socket with the session of connection_init', async () => {
+    const client = wsClient(server, {}, { cookie: `token=${await token('user')}` });
+    await expect(first(client, '{ hello(name: "ws") }')).resolves.toEqual({ data: { hello: 'Hello, ws!' } });
+    await expect(first(client, 'mutation { addMessage(input: { text: "over ws" }) { text author } }')).resolves.toEqual({
+      data: { addMessage: { text: 'over ws', author: null } },
+    });
+    await expect(first(client, 'subscription { countdown(from: 2, intervalMs: 1) }')).resolves.toEqual({ data: { countdown: 2 } });
+    await client.dispose();
+  });
+
+  it('bounds the operations running at once on one connection', async () => {
+    const client = wsClient(server, {}, ADMIN);
+    const open = [1, 2].map(() => client.iterate({ query: 'subscription { countdown(from: 1000, intervalMs: 1000) }' }));
+    await Promise.all(open.map((iterator) => iterator.next()));
+    await expect(first(client, '{ remoteName }')).rejects.toMatchObject([
+      { message: 'too many operations at once on this connection (at most 2)', extensions: { code: 'validation-failed' } },
+    ]);
+    await open[0]?.return?.();
+    await expect(first(client, '{ remoteName }')).resolves.toEqual({ data: { remoteName: 'sample' } });
+    await open[1]?.return?.();
+    await client.dispose();
+  });
+});
+
+describe('browsers', () => {
+  const cors = (response: Response) => ({
+    origin: response.headers.get('access-control-allow-origin'),
+    credentials: response.headers.get('access-control-allow-credentials'),
+    vary: response.headers.get('vary'),
+  });
+
+  it('answers every origin with Access-Control-Allow-Origin: * and never credentials by default', async () => {
+    const server = await start();
+    const response = await post(server, JSON.stringify({ query: '{ __typename }' }), { ...ADMIN, origin: 'https://evil.example' });
+    expect(response.status).toBe(200);
+    expect(cors(response)).toEqual({ origin: '*', credentials: null, vary: null });
+    const preflight = await fetch(`${server.url}/v1/graphql`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('content-type');
+  });
+
+  it('reflects only listed origins, wildcards included, with credentials and Vary: Origin', async () => {
+    const server = await start({ corsDomain: 'https://app.example.com, https://*.example.org:8443' });
+    const ask = (origin: string) => post(server, JSON.stringify({ query: '{ __typename }' }), { ...ADMIN, origin });
+    expect(cors(await ask('https://app.example.com'))).toEqual({ origin: 'https://app.example.com', credentials: 'true', vary: 'Origin' });
+    expect(cors(await ask('https://a.b.example.org:8443'))).toEqual({
+      origin: 'https://a.b.example.org:8443',
+      credentials: 'true',
+      vary: 'Origin',
+    });
+    for (const other of ['https://evil.example', 'http://app.example.com', 'https://example.org:8443', 'https://x.example.org']) {
+      expect(cors(await ask(other))).toMatchObject({ origin: null, credentials: null });
+    }
+    const preflight = await fetch(`${server.url}/v1/graphql`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('sends no CORS headers at all with disableCors', async () => {
+    const server = await start({ disableCors: true });
+    const response = await post(server, JSON.stringify({ query: '{ __typename }' }), { ...ADMIN, origin: 'https://app.example.com' });
+    expect(cors(response)).toEqual({ origin: null, credentials: null, vary: null });
+  });
+
+  it('ignores the cookie of a WebSocket opened by a page of another origin, unless wsReadCookie', async () => {
+    const server = await start({ corsDomain: 'https://app.example.com' });
+    await addSample(server);
+    const cookie = `token=${await token('user')}`;
+
+    const hostile = wsClient(server, { origin: 'https://evil.example', cookie });
+    const refused = closeCode(hostile);
+    void first(hostile, '{ remoteName }').catch(() => undefined);
+    expect(await refused).toBe(4403);
+    await hostile.dispose();
+
+    for (const origin of ['https://app.example.com', server.url]) {
+      const listed = wsClient(server, { origin, cookie });
+      await expect(first(listed, '{ remoteName }')).resolves.toEqual({ data: { remoteName: 'sample' } });
+      await listed.dispose();
+    }
+
+    const withoutOrigin = wsClient(server, { cookie });
+    await expect(first(withoutOrigin, '{ remoteName }')).resolves.toEqual({ data: { remoteName: 'sample' } });
+    await withoutOrigin.dispose();
+
+    const reading = await start({ corsDomain: 'https://app.example.com', wsReadCookie: true });
+    await addSample(reading);
+    const allowed = wsClient(reading, { origin: 'https://evil.example', cookie });
+    await expect(first(allowed, '{ remoteName }')).resolves.toEqual({ data: { remoteName: 'sample' } });
+    await allowed.dispose();
+  });
+
+  it('with the * default reads the cookie only of pages of the server itself', async () => {
+    const server = await start();
+    await addSample(server);
+    const cookie = `token=${await token('user')}`;
+    const own = wsClient(server, { origin: server.url, cookie });
+    await expect(first(own, '{ remoteName }')).resolves.toEqual({ data: { remoteName: 'sample' } });
+    await own.dispose();
+    const other = wsClient(server, { origin: 'https://evil.example', cookie });
+    const refused = closeCode(other);
+    void first(other, '{ remoteName }').catch(() => undefined);
+    expect(await refused).toBe(4403);
+    await other.dispose();
+  });
+});
