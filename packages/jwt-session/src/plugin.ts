@@ -1,9 +1,11 @@
-import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import { SessionError } from './errors.js';
+import type { ExecutionResult } from 'graphql';
+import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { JwtVerificationError, SessionError, sessionErrorFromToken } from './errors.js';
 import { defaultLogger, type JwtSessionOptions, type Logger } from './options.js';
 import type { HeadersInput } from './request-headers.js';
 import { createSessionResolver, type SessionResolver } from './resolver.js';
 import type { Session } from './session.js';
+import { endStreamAt } from './subscription-expiry.js';
 
 /** The rendering of a {@link SessionError} as the HTTP answer of CONTRACT 4. */
 export function sessionErrorResponse(error: SessionError, ResponseCtor: typeof Response = Response): Response {
@@ -17,6 +19,17 @@ function isSession(value: unknown): value is Session {
   if (typeof value !== 'object' || value === null) return false;
   const s = value as Record<string, unknown>;
   return typeof s['role'] === 'string' && typeof s['isAdmin'] === 'boolean' && typeof s['variables'] === 'object' && s['variables'] !== null;
+}
+
+/**
+ * The last event of an HTTP subscription whose token expired: the body an expired token gets as a
+ * request, `{"errors":[{"message":"Could not verify JWT: JWTExpired","extensions":{"code":"invalid-jwt","path":"$"}}]}`,
+ * so a client refreshes its token on it as it would after a 401. A stream has no status or headers
+ * to carry, hence only `code` and `path` in `extensions`.
+ */
+function expiredEvent(): ExecutionResult {
+  const error = sessionErrorFromToken(new JwtVerificationError('JWTExpired'));
+  return { errors: [createGraphQLError(error.message, { extensions: { code: error.code, path: '$' } })] };
 }
 
 /** Finds request headers in contexts built by other transports (graphql-ws, plain Envelop). */
@@ -36,6 +49,11 @@ function headersOf(context: Record<string, unknown>): HeadersInput | undefined {
  * rejected request. When the context already carries a `session` (the server sets one for
  * graphql-ws operations from {@link createGraphqlWsSession}), that session is used as is. Any other
  * context is resolved from the headers it carries (`request`, `req` or `extra.request`).
+ *
+ * An HTTP subscription (Server-Sent Events or multipart) of a session whose token expires ends
+ * at that time plus `allowed_skew`, with a last event carrying the `JWTExpired` error, and the
+ * source of its events is returned. graphql-ws connections are closed at expiry by
+ * {@link createGraphqlWsSession} instead and are not touched here.
  *
  * Pass `{ resolver }` to share one resolver (and its JWKS cache) with the WebSocket helper; the
  * plugin then leaves disposing it to the caller.
@@ -95,6 +113,19 @@ export function useJwtSession(options: JwtSessionOptions | { resolver: SessionRe
           });
         },
       );
+    },
+    onSubscribe({ args }) {
+      // Only sessions this plugin resolved from an HTTP request: a graphql-ws operation brings its
+      // session in the context, and its socket is closed at expiry by the WebSocket helper.
+      const expiresAt = sessions.get(args.contextValue.request)?.expiresAt;
+      if (expiresAt === undefined) return;
+      const endAt = expiresAt.getTime() + (resolver.allowedSkew ?? 0) * 1000;
+      return {
+        onSubscribeResult({ result, setResult }) {
+          // A single result (the subscription failed to start) has nothing left to end.
+          if (isAsyncIterable(result)) setResult(endStreamAt(result, endAt, expiredEvent));
+        },
+      };
     },
     onDispose() {
       if (!shared) resolver.dispose();
