@@ -1,6 +1,6 @@
 import { X509Certificate, createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
 
-/** The signing algorithms of SPEC 2.1 as they appear in the config `type` field. */
+/** The signing algorithms as they appear in the config `type` field. */
 export const JWT_ALGORITHMS = [
   'HS256',
   'HS384',

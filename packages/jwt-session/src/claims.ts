@@ -32,7 +32,7 @@ function numericDate(payload: Record<string, unknown>, claim: string): number | 
   return value;
 }
 
-/** Checks `aud` and `iss`; CONTRACT 7: a missing `aud` fails a configured audience, a missing `iss` passes. */
+/** Checks `aud` and `iss`: a missing `aud` fails a configured audience, a missing `iss` passes. */
 export function checkAudienceAndIssuer(payload: Record<string, unknown>, config: JwtConfig): void {
   if (config.audience !== undefined) {
     const aud = payload['aud'];
@@ -47,7 +47,7 @@ export function checkAudienceAndIssuer(payload: Record<string, unknown>, config:
   }
 }
 
-/** Reads the session claims from a verified payload per SPEC 2.2 / 2.3. */
+/** Reads the session claims from a verified payload: from the claims namespace (or path), or through `claims_map`. */
 export function extractTokenClaims(
   payload: Record<string, unknown>,
   source: ClaimsSource,

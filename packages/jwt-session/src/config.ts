@@ -2,10 +2,10 @@ import { importConfigKey, JWT_ALGORITHMS, type JwtAlgorithm, type VerificationKe
 import { JwtConfigError } from './errors.js';
 import { parseJsonPath, type JsonPath } from './json-path.js';
 
-/** The claims namespace used when the config names none (CONTRACT 1). */
+/** The claims namespace used when the config names none. */
 export const DEFAULT_CLAIMS_NAMESPACE = 'https://svc-graphql.dev/jwt/claims';
 
-/** Where the token is read from (SPEC 5.6). */
+/** Where the token is read from: `Authorization: Bearer`, a cookie, or a custom header. */
 export type TokenLocation =
   | { readonly type: 'Authorization' }
   | { readonly type: 'Cookie'; readonly name: string }
@@ -13,7 +13,7 @@ export type TokenLocation =
 
 export type ClaimsFormat = 'json' | 'stringified_json';
 
-/** One `claims_map` entry (SPEC 2.3). */
+/** One `claims_map` entry: a literal value, or a JSON path into the payload with an optional default. */
 export type ClaimsMapEntry =
   | { readonly kind: 'literal'; readonly value: string | readonly string[] }
   | { readonly kind: 'path'; readonly path: JsonPath; readonly default?: string | readonly string[] };
@@ -29,7 +29,7 @@ export type KeySource =
   | { readonly kind: 'key'; readonly type: JwtAlgorithm; readonly key: VerificationKey }
   | { readonly kind: 'jwks'; readonly url: URL };
 
-/** The SPEC 2.1 configuration, validated and normalized by {@link parseJwtConfig}. */
+/** The JWT configuration, validated and normalized by {@link parseJwtConfig}. */
 export interface JwtConfig {
   readonly keys: KeySource;
   readonly claims: ClaimsSource;
@@ -95,7 +95,7 @@ function nonEmptyString(input: Record<string, unknown>, field: string): string |
 }
 
 /**
- * Validates and normalizes the JWT configuration of SPEC 2.1 (an object, or its JSON text).
+ * Validates and normalizes the JWT configuration (an object, or its JSON text).
  *
  * @throws {JwtConfigError} naming the field and the problem, e.g. `unknown field "audiance"`.
  */

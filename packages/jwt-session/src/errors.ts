@@ -40,7 +40,7 @@ export class SessionError extends Error {
     this.headers = options.headers ?? {};
   }
 
-  /** The exact body of CONTRACT 4: `{"errors":[{"message":M,"extensions":{"code":C,"path":"$"}}]}`. */
+  /** The exact answer body: `{"errors":[{"message":M,"extensions":{"code":C,"path":"$"}}]}`. */
   toJSON(): { errors: [{ message: string; extensions: { code: string; path: '$' } }] } {
     return { errors: [{ message: this.message, extensions: { code: this.code, path: '$' } }] };
   }
@@ -73,7 +73,7 @@ export const NO_USABLE_KEYS = 'JWSError NoUsableKeys';
 
 const bearerChallenge = { 'WWW-Authenticate': 'Bearer error="invalid_token"' } as const;
 
-/** Maps a token or claims failure to the status table of CONTRACT 4. */
+/** Maps a token or claims failure to its code and status: 401, with the `WWW-Authenticate` challenge. */
 export function sessionErrorFromToken(error: JwtVerificationError | JwtClaimsError): SessionError {
   if (error instanceof JwtVerificationError) {
     return new SessionError('invalid-jwt', 401, error.message, { headers: { ...bearerChallenge }, cause: error });

@@ -48,7 +48,7 @@ interface Connection {
 }
 
 /**
- * Authentication for graphql-ws (SPEC 5.7, CONTRACT 7): the token is checked once at
+ * Authentication for graphql-ws: the token is checked once at
  * `connection_init` and the connection is closed with 4403 `Forbidden: JWTExpired` when it expires
  * (plus `allowed_skew`). Pass `getSession(ctx)` into the Yoga context as `session`; `useJwtSession`
  * then uses it instead of reading headers again.

@@ -3,7 +3,7 @@ import { algorithmInfo, checkKeyFits, type VerificationKey } from './algorithms.
 import type { Logger } from './options.js';
 import { nextRefreshDelay } from './refresh-schedule.js';
 
-/** After a failed fetch: retry in 10 s, doubling up to 60 s (CONTRACT 7). */
+/** After a failed fetch: retry in 10 s, doubling up to 60 s. */
 const RETRY_FIRST_MS = 10_000;
 const RETRY_MAX_MS = 60_000;
 /** An unknown `kid` may trigger a fetch only this long after the previous fetch of any kind. */
@@ -26,7 +26,7 @@ export interface RemoteKeySetOptions {
 }
 
 /**
- * The keys published at `jwk_url`, kept fresh on the schedule of SPEC 5.5 / CONTRACT 7. One fetch is
+ * The keys published at `jwk_url`, kept fresh on the schedule of {@link nextRefreshDelay}. One fetch is
  * in flight at a time; a failed fetch keeps the last good keys. Holds a timer: call `dispose()`.
  */
 export class RemoteKeySet {

@@ -15,7 +15,7 @@ export interface DecodedJws {
 
 // Three base64url segments and nothing else: `=` padding, whitespace or a fourth segment are refused
 // before anything is decoded. The signature may be empty so that `alg: none` reaches the alg check
-// and is reported as JWSInvalidSignature (CONTRACT 4).
+// and is reported as JWSInvalidSignature, like any other algorithm we do not accept.
 const COMPACT_JWS = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]*)$/;
 
 function decodeError(detail: string): JwtVerificationError {

@@ -11,8 +11,9 @@ export interface Logger {
 /** Options of {@link createSessionResolver} and {@link useJwtSession}. */
 export interface JwtSessionOptions {
   /**
-   * The JWT configuration of SPEC 2.1: its JSON text, the object, or the result of `parseJwtConfig`.
-   * Without it, requests are authenticated by the admin secret alone (CONTRACT 3).
+   * The JWT configuration (`type` + `key` or `jwk_url`, claims options, `audience`, `issuer`,
+   * `allowed_skew`, `header`): its JSON text, the object, or the result of `parseJwtConfig`.
+   * Without it, requests are authenticated by the admin secret alone.
    */
   jwt?: JwtConfig | string | object;
   /**

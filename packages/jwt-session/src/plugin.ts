@@ -7,7 +7,10 @@ import { createSessionResolver, type SessionResolver } from './resolver.js';
 import type { Session } from './session.js';
 import { endStreamAt } from './subscription-expiry.js';
 
-/** The rendering of a {@link SessionError} as the HTTP answer of CONTRACT 4. */
+/**
+ * The rendering of a {@link SessionError} as an HTTP answer: its status and headers, and the body
+ * `{"errors":[{"message":M,"extensions":{"code":C,"path":"$"}}]}`.
+ */
 export function sessionErrorResponse(error: SessionError, ResponseCtor: typeof Response = Response): Response {
   return new ResponseCtor(JSON.stringify(error.toJSON()), {
     status: error.status,
@@ -45,7 +48,7 @@ function headersOf(context: Record<string, unknown>): HeadersInput | undefined {
  * The Yoga/Envelop plugin: authenticates every GraphQL request and puts `context.session`.
  *
  * Over HTTP it resolves the session in `onRequest` for the GraphQL endpoint and answers failures
- * itself (status, JSON body and headers of CONTRACT 4), so no parsing or execution happens for a
+ * itself (status, JSON body and headers, see {@link sessionErrorResponse}), so no parsing or execution happens for a
  * rejected request. When the context already carries a `session` (the server sets one for
  * graphql-ws operations from {@link createGraphqlWsSession}), that session is used as is. Any other
  * context is resolved from the headers it carries (`request`, `req` or `extra.request`).

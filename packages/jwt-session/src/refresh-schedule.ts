@@ -2,7 +2,7 @@
 export const DEFAULT_REFRESH_MS = 60_000;
 
 /**
- * When to fetch the JWKS next after a successful fetch (SPEC 5.5 read as one rule, CONTRACT 7).
+ * When to fetch the JWKS next after a successful fetch, the cache headers read as one rule:
  *
  * - `no-cache` / `no-store` → 60 s (they win over `max-age`);
  * - `max-age` / `s-maxage` (with or without `must-revalidate`) → that many seconds;

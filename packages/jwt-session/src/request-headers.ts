@@ -32,7 +32,7 @@ export function headerReader(input: HeadersInput | undefined | null): HeaderRead
 }
 
 /**
- * The token at the configured location (SPEC 5.6), or `undefined` when the request carries none.
+ * The token at the configured location (`Authorization: Bearer`, a cookie or a custom header), or `undefined` when the request carries none.
  *
  * @throws {SessionError} 400 `invalid-headers` when `Authorization` is present but not `Bearer <token>`.
  */

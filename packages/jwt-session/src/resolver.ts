@@ -17,7 +17,7 @@ import { TokenVerifier } from './verifier.js';
 export interface SessionResolver {
   /**
    * The session of a request with these headers (names case-insensitive).
-   * @throws {SessionError} with the status, code and message of CONTRACT 3 / 4.
+   * @throws {SessionError} with the status, code and exact message the client is answered with.
    */
   resolve(headers: HeadersInput): Promise<Session>;
   /** Stops the JWKS refresh timer and empties the cache. */
@@ -71,7 +71,7 @@ export function createSessionResolver(options: JwtSessionOptions): SessionResolv
   }
 
   function unauthorizedSession(headers: HeaderReader, role: string): Session {
-    // An unauthorized request cannot pick its role: x-svc-role is ignored (CONTRACT 3).
+    // An unauthorized request cannot pick its role: x-svc-role is ignored.
     return { role, variables: headerVariables(headers, role), isAdmin: false };
   }
 
@@ -104,7 +104,7 @@ export function createSessionResolver(options: JwtSessionOptions): SessionResolv
   async function resolve(input: HeadersInput): Promise<Session> {
     const headers = headerReader(input);
     if (verifier !== undefined && opts.jwt !== undefined) {
-      // A token is enforced even when an admin secret is sent too (SPEC 5.1).
+      // A token is enforced even when an admin secret is sent too: the secret cannot override it.
       const token = readToken(headers, opts.jwt.header);
       if (token !== undefined) return tokenSession(token, headers, verifier);
     }

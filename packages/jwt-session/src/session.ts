@@ -1,5 +1,5 @@
 /**
- * Who a request is, as `context.session` (CONTRACT 1). Variable names are lower-cased and keep
+ * Who a request is, as `context.session`. Variable names are lower-cased and keep
  * their prefix; `<prefix>role` is always present.
  */
 export interface Session {

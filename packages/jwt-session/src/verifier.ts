@@ -64,7 +64,7 @@ export class TokenVerifier {
   }
 
   /**
-   * Verifies `token`. Throws {@link JwtVerificationError} with the reason of CONTRACT 4.
+   * Verifies `token`. Throws {@link JwtVerificationError} with the reason the client sees, e.g. `JWTExpired`.
    * `nowMs` is read once per request so all time checks agree.
    */
   async verify(token: string, nowMs = Date.now()): Promise<VerifiedToken> {

@@ -182,7 +182,7 @@ describe('claims', () => {
         'x-svc-org-id': { path: "$.org['id']", default: 'no-org' },
         'x-svc-tier': 'gold',
       },
-      // Ignored when claims_map is set (SPEC 2.1 rule 2).
+      // Ignored when claims_map is set: the map reads the whole payload.
       claims_namespace: 'nowhere',
     });
     expect(sessionOf(await server.query(bearer(await token({ sub: 'u7', roles: ['user'] }))))).toEqual({

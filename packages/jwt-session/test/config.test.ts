@@ -21,7 +21,7 @@ function rejects(input: unknown, message: string): void {
 }
 
 describe('parseJwtConfig', () => {
-  it('accepts the minimal type + key config as an object or as JSON text, with the defaults of SPEC 2.1', () => {
+  it('accepts the minimal type + key config as an object or as JSON text, with its defaults', () => {
     for (const input of [{ type: 'HS256', key: HS256_KEY }, JSON.stringify({ type: 'HS256', key: HS256_KEY })]) {
       const config = parseJwtConfig(input);
       expect(config.keys).toMatchObject({ kind: 'key', type: 'HS256' });
@@ -150,7 +150,7 @@ describe('parseJwtConfig', () => {
     rejects({ type: 'HS256', key: HS256_KEY, allowed_skew: '5' }, 'allowed_skew: expected a non-negative integer (seconds), got "5"');
   });
 
-  it('takes header as an object or stringified object of the three shapes of SPEC 5.6', () => {
+  it('takes header as an object or stringified object of the three shapes (Authorization, Cookie, CustomHeader)', () => {
     expect(parseJwtConfig({ type: 'HS256', key: HS256_KEY, header: { type: 'Cookie', name: 'jwt' } }).header).toEqual({
       type: 'Cookie',
       name: 'jwt',
@@ -169,7 +169,7 @@ describe('parseJwtConfig', () => {
     rejects({ type: 'HS256', key: HS256_KEY, header: '{nope' }, 'header: expected a JSON object or its JSON text');
   });
 
-  it('accepts the claims_map shapes of SPEC 2.3 and a literal list only for allowed roles', () => {
+  it('accepts the claims_map shapes (literal, path, path with default) and a literal list only for allowed roles', () => {
     const config = parseJwtConfig({
       type: 'HS256',
       key: HS256_KEY,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonPath, readJsonPath } from '../src/json-path.js';
 
-describe('JSON paths (CONTRACT 7)', () => {
+describe('JSON paths', () => {
   it.each([
     ['$', []],
     ['$.a.b', ['a', 'b']],

@@ -28,7 +28,7 @@ const MISSING = errorBody('invalid-headers', "Missing 'Authorization' or 'Cookie
 const WRONG_SECRET = errorBody('access-denied', 'invalid x-svc-admin-secret');
 const NO_SECRET = errorBody('access-denied', 'x-svc-admin-secret required, but not found');
 
-describe('CONTRACT 3: who a request is', () => {
+describe('who a request is', () => {
   it('without an admin secret every request is admin; x-svc-role picks the role; variables come from x-svc-* headers', async () => {
     const server = await app({});
     expect(sessionOf(await server.query())).toEqual({ role: 'admin', isAdmin: true, variables: { 'x-svc-role': 'admin' } });
@@ -136,7 +136,7 @@ describe('CONTRACT 3: who a request is', () => {
   });
 });
 
-describe('role selection (SPEC 5.3)', () => {
+describe('role selection', () => {
   let server: TestApp;
   beforeAll(async () => {
     server = await app({ adminSecret: ADMIN, jwt });
@@ -173,7 +173,7 @@ describe('role selection (SPEC 5.3)', () => {
   });
 });
 
-describe('token location (SPEC 5.2, 5.6)', () => {
+describe('token location', () => {
   it('reads Authorization: Bearer with a case-insensitive scheme', async () => {
     const server = await app({ adminSecret: ADMIN, jwt });
     expect(sessionOf(await server.query({ authorization: `bearer ${userToken}` }))).toMatchObject({ role: 'user' });

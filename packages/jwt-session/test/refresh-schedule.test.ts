@@ -4,7 +4,7 @@ import { nextRefreshDelay } from '../src/refresh-schedule.js';
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const delay = (headers: Record<string, string>, first = true): number | undefined => nextRefreshDelay(new Headers(headers), NOW, first);
 
-describe('nextRefreshDelay (SPEC 5.5 + CONTRACT 7)', () => {
+describe('nextRefreshDelay', () => {
   it.each([
     ['max-age', { 'cache-control': 'public, max-age=300' }, 300_000],
     ['s-maxage', { 'cache-control': 's-maxage=120' }, 120_000],

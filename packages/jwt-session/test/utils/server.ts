@@ -111,7 +111,7 @@ export function sessionOf(answer: Answer): Record<string, unknown> {
   return JSON.parse(data.session) as Record<string, unknown>;
 }
 
-/** The exact error body of CONTRACT 4. */
+/** The exact error body a refused request gets. */
 export function errorBody(code: string, message: string): unknown {
   return { errors: [{ message, extensions: { code, path: '$' } }] };
 }
