@@ -1,7 +1,11 @@
 import { inconsistentReason, type InconsistentObject, type MetadataDocument } from './document.js';
+import { redactEnvironment } from './environment.js';
 import type { RemoteSchemaProblem } from './registry.js';
 
-/** Registry problems in Hasura's inconsistent-object shape, in document order. */
+/**
+ * Registry problems in Hasura's inconsistent-object shape, in document order, without the values
+ * of the environment variables each entry reads.
+ */
 export function toInconsistentObjects(
   problems: readonly RemoteSchemaProblem[],
   document: MetadataDocument,
@@ -13,7 +17,7 @@ export function toInconsistentObjects(
     objects.push({
       type: 'remote_schema',
       name: `remote_schema ${entry.name}`,
-      reason: inconsistentReason(problem.message),
+      reason: inconsistentReason(redactEnvironment(problem.message, entry.definition)),
       definition: structuredClone(entry),
     });
   }

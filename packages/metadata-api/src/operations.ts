@@ -1,10 +1,11 @@
 /**
- * The metadata operations of CONTRACT 5. Each works on a {@link Draft}: it computes the next
+ * The metadata operations of `POST /v1/metadata`. Each works on a {@link Draft}: it computes the next
  * document, asks the registry to plan it, and either refuses (throwing a `MetadataApiError`, the
  * draft untouched) or records the new document and plan. Nothing here saves or commits: the
  * service does that once the whole request (a `bulk` included) has succeeded.
  */
 import { cloneDocument, type MetadataDocument, type RemoteSchemaMetadata } from './document.js';
+import { redactEnvironment } from './environment.js';
 import { MetadataApiError } from './errors.js';
 import { toInconsistentObjects } from './inconsistency.js';
 import type { RegistryPlan, RemoteSchemaProblem, RemoteSchemaRegistry } from './registry.js';
@@ -88,8 +89,9 @@ function currentProblems(context: OperationContext): readonly RemoteSchemaProble
   return context.draft.plan?.problems ?? context.registry.problems();
 }
 
-function refuseProblem(problem: RemoteSchemaProblem | undefined): void {
-  if (problem !== undefined) throw new MetadataApiError(problem.code, problem.message, ARGS);
+/** Refuses the entry with its problem, if it has one; the message may quote values read from the environment. */
+function refuseProblem(problem: RemoteSchemaProblem | undefined, entry: RemoteSchemaMetadata): void {
+  if (problem !== undefined) throw new MetadataApiError(problem.code, redactEnvironment(problem.message, entry.definition), ARGS);
 }
 
 function remoteSchemaArgs(value: unknown): RemoteSchemaMetadata {
@@ -116,7 +118,7 @@ const addRemoteSchema: Operation = async (value, context) => {
   const next = cloneDocument(document);
   next.remote_schemas.push(entry);
   const candidate = await plan(context, next);
-  refuseProblem(candidate.problems.find((problem) => problem.name === entry.name));
+  refuseProblem(candidate.problems.find((problem) => problem.name === entry.name), entry);
   accept(context, next, candidate, true);
   return SUCCESS;
 };
@@ -134,7 +136,7 @@ const updateRemoteSchema: Operation = async (value, context) => {
   const next = cloneDocument(document);
   next.remote_schemas[index] = entry;
   const candidate = await plan(context, next);
-  refuseProblem(candidate.problems.find((problem) => problem.name === entry.name));
+  refuseProblem(candidate.problems.find((problem) => problem.name === entry.name), entry);
   accept(context, next, candidate, true);
   return SUCCESS;
 };
@@ -176,13 +178,15 @@ const reloadRemoteSchema: Operation = async (value, context) => {
 
 const introspectRemoteSchema: Operation = async (value, context) => {
   const { name } = nameArg(value);
-  if (find(context.draft.document, name) === undefined) {
+  const entry = find(context.draft.document, name);
+  if (entry === undefined) {
     throw new MetadataApiError('not-exists', `remote schema with name "${name}" does not exist`, ARGS);
   }
   try {
     return await context.registry.introspect(name);
   } catch (error) {
-    throw new MetadataApiError('remote-schema-error', error instanceof Error ? error.message : String(error), ARGS);
+    const message = error instanceof Error ? error.message : String(error);
+    throw new MetadataApiError('remote-schema-error', redactEnvironment(message, entry.definition), ARGS);
   }
 };
 

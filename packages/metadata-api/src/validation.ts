@@ -3,6 +3,7 @@
  * client sees `$.args.definition.timeout_seconds: expected a positive number`, not just "bad request".
  * Unknown keys are refused: a misspelt option must never be silently ignored.
  */
+import { reservedVariableReason } from './environment.js';
 import { MetadataApiError, type MetadataErrorCode } from './errors.js';
 import type { MetadataDocument, RemoteSchemaMetadata, RemoteSchemaPermissionMetadata } from './document.js';
 import type {
@@ -204,6 +205,8 @@ function validateHeaders(value: unknown, path: string): RemoteSchemaHeader[] {
 
 function validateEnvName(value: unknown, path: string): string {
   if (typeof value !== 'string' || !ENV_NAME.test(value)) throw invalid(path, 'expected the name of an environment variable');
+  const reserved = reservedVariableReason(value);
+  if (reserved !== undefined) throw invalid(path, reserved);
   return value;
 }
 

@@ -197,6 +197,52 @@ describe.skipIf(!oneGraphqlRealm)('metadata API with the real registry and real 
     expect(app.service.resourceVersion()).toBe(20);
   });
 
+  describe('a URL read from the environment', () => {
+    const variable = 'METADATA_API_TEST_REMOTE_URL';
+    afterEach(() => {
+      delete process.env[variable];
+    });
+
+    it('is never shown in an answer: a remote that does not answer is named by its variable', async () => {
+      const gone = await startSampleRemote();
+      await gone.close();
+      const value = `${gone.url}?token=s3cr3t-token-value`;
+      process.env[variable] = value;
+      const answer = await add('gone', { url_from_env: variable });
+      expect(answer).toEqual({
+        status: 400,
+        body: { error: `HTTP exception occurred while sending the request to "{{${variable}}}"`, path: '$.args', code: 'remote-schema-error' },
+      });
+      expect(JSON.stringify(answer.body)).not.toContain(gone.url.replace(/^http:\/\//, ''));
+    });
+
+    it('is never shown in an answer: a value that is no http URL', async () => {
+      process.env[variable] = 'ftp://s3cr3t-host.example/graphql';
+      const answer = await add('ftp', { url_from_env: variable });
+      expect(answer.status).toBe(400);
+      expect(answer.body).toMatchObject({ path: '$.args', code: 'invalid-params' });
+      expect(JSON.stringify(answer.body)).not.toContain('s3cr3t-host');
+    });
+
+    it('is never shown in an inconsistent object once the remote went down', async () => {
+      const flaky = await startSampleRemote({ name: 'flaky' });
+      process.env[variable] = flaky.url;
+      expect(await add('flaky', { url_from_env: variable })).toEqual(success);
+      await flaky.close();
+      const reloaded = await app.metadata({ type: 'reload_metadata', args: {} });
+      expect(reloaded.body.inconsistent_objects).toEqual([
+        {
+          type: 'remote_schema',
+          name: 'remote_schema flaky',
+          reason: `Inconsistent object: HTTP exception occurred while sending the request to "{{${variable}}}"`,
+          definition: { name: 'flaky', definition: { url_from_env: variable, forward_client_headers: false, timeout_seconds: 60 } },
+        },
+      ]);
+      const listed = await app.metadata({ type: 'get_inconsistent_metadata', args: {} });
+      expect(JSON.stringify(listed.body)).not.toContain(flaky.url.replace(/^http:\/\//, ''));
+    });
+  });
+
   it('rolls a failed bulk back: the schema is the one from before', async () => {
     await add('one', { url: one.url });
     const { status, body } = await app.metadata({

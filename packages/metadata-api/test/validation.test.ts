@@ -228,3 +228,60 @@ describe('replace_metadata document validation', () => {
     await replace({ version: 3, remote_schemas: [] });
   });
 });
+
+describe("environment variables holding the server's own settings", () => {
+  const secret = 'the-admin-secret-value-3f9a';
+  const reserved = (name: string) =>
+    `environment variable "${name}" cannot be used: variables starting with SVC_GRAPHQL_ hold the server's own settings, such as its admin secret`;
+  let saved: string | undefined;
+  beforeAll(() => {
+    saved = process.env['SVC_GRAPHQL_ADMIN_SECRET'];
+    process.env['SVC_GRAPHQL_ADMIN_SECRET'] = secret;
+  });
+  afterAll(() => {
+    if (saved === undefined) delete process.env['SVC_GRAPHQL_ADMIN_SECRET'];
+    else process.env['SVC_GRAPHQL_ADMIN_SECRET'] = saved;
+  });
+
+  it('refuses url_from_env naming SVC_GRAPHQL_ADMIN_SECRET, without showing its value', async () => {
+    const answer = await fixture.server.post({ type: 'add_remote_schema', args: { name: 'steal', definition: { url_from_env: 'SVC_GRAPHQL_ADMIN_SECRET' } } });
+    expect(answer).toEqual(invalid('$.args.definition.url_from_env', reserved('SVC_GRAPHQL_ADMIN_SECRET')));
+    expect(JSON.stringify(answer.body)).not.toContain(secret);
+  });
+
+  it('refuses value_from_env naming one, at the path of the header', async () => {
+    const definition = { url: A, headers: [{ name: 'authorization', value_from_env: 'SVC_GRAPHQL_JWT_SECRET' }] };
+    expect(await fixture.server.post({ type: 'add_remote_schema', args: { name: 'steal', definition } })).toEqual(
+      invalid('$.args.definition.headers[0].value_from_env', reserved('SVC_GRAPHQL_JWT_SECRET')),
+    );
+  });
+
+  it('refuses the name in any case: on Windows it reads the same variable', async () => {
+    expect(await fixture.server.post({ type: 'add_remote_schema', args: { name: 'steal', definition: { url_from_env: 'svc_graphql_admin_secret' } } })).toEqual(
+      invalid('$.args.definition.url_from_env', reserved('svc_graphql_admin_secret')),
+    );
+  });
+
+  it('refuses one in a replace_metadata document, and in update_remote_schema', async () => {
+    const definition = { url_from_env: 'SVC_GRAPHQL_DATABASE_URL' };
+    expect(await fixture.server.post({ type: 'replace_metadata', args: { version: 3, remote_schemas: [{ name: 'r', definition }] } })).toEqual(
+      invalid('$.args.remote_schemas[0].definition.url_from_env', reserved('SVC_GRAPHQL_DATABASE_URL')),
+    );
+    expect(await fixture.server.post({ type: 'update_remote_schema', args: { name: 'r', definition } })).toEqual(
+      invalid('$.args.definition.url_from_env', reserved('SVC_GRAPHQL_DATABASE_URL')),
+    );
+  });
+
+  it('accepts other variables, such as one merely containing the prefix', async () => {
+    process.env['MY_SVC_GRAPHQL_REMOTE'] = A;
+    try {
+      expect(await fixture.server.post({ type: 'add_remote_schema', args: { name: 'fine', definition: { url_from_env: 'MY_SVC_GRAPHQL_REMOTE' } } })).toEqual({
+        status: 200,
+        body: { message: 'success' },
+      });
+      expect(await fixture.server.post({ type: 'remove_remote_schema', args: { name: 'fine' } })).toEqual({ status: 200, body: { message: 'success' } });
+    } finally {
+      delete process.env['MY_SVC_GRAPHQL_REMOTE'];
+    }
+  });
+});
