@@ -62,6 +62,16 @@ interface MetadataApiRouteOptions {
    * `{"error": message, "path": "$", "code": code}` with its status; any other error is a 500.
    */
   authenticate: (request: Request) => Promise<MetadataIdentity>;
+  /**
+   * Decides whether a request carrying an `Origin` header may call the route. A request whose
+   * `Origin` is refused is answered 403 `access-denied` `cross-origin metadata requests are not
+   * allowed` before anything else is looked at (its credentials included): a page in a browser
+   * must never change the metadata of a server its visitor can reach. Requests without `Origin`
+   * (curl, other servers, same-origin GET) are not affected. An error thrown here is answered
+   * 500, and the request is not applied.
+   * @default the origin must equal the request URL's own origin (scheme, host and port)
+   */
+  isAllowedOrigin?: (origin: string, request: Request) => boolean;
 }
 
 /**
@@ -82,6 +92,12 @@ export interface NormalizedRouteOptions {
   path: string;
   maxBodyBytes: number;
   authenticate: (request: Request) => Promise<MetadataIdentity>;
+  isAllowedOrigin: (origin: string, request: Request) => boolean;
+}
+
+/** Same-origin only: the page that sends the request was served by this very server. */
+export function isSameOrigin(origin: string, request: Request): boolean {
+  return origin === new URL(request.url).origin;
 }
 
 /** Misconfiguration is reported when the plugin is created, naming the option. */
@@ -97,7 +113,11 @@ export function normalizeRouteOptions(options: MetadataApiOptions): NormalizedRo
   if (typeof options.authenticate !== 'function') {
     throw new TypeError('useMetadataApi: "authenticate" must be a function');
   }
-  return { path, maxBodyBytes, authenticate: options.authenticate };
+  const isAllowedOrigin = options.isAllowedOrigin ?? isSameOrigin;
+  if (typeof isAllowedOrigin !== 'function') {
+    throw new TypeError('useMetadataApi: "isAllowedOrigin" must be a function');
+  }
+  return { path, maxBodyBytes, authenticate: options.authenticate, isAllowedOrigin };
 }
 
 export const consoleLogger: MetadataLogger = {

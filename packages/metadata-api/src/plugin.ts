@@ -6,8 +6,9 @@ import { consoleLogger, normalizeRouteOptions, type MetadataApiOptions } from '.
 import { createMetadataService, type MetadataService } from './service.js';
 
 /**
- * Answers `POST /v1/metadata` (CONTRACT 5) inside a Yoga app, before any GraphQL handling: only
- * admins may call it, bodies over `maxBodyBytes` get 413, and every answer is JSON.
+ * Answers `POST /v1/metadata` inside a Yoga app, before any GraphQL handling: cross-origin
+ * requests are refused, only admins may call it, bodies over `maxBodyBytes` get 413, and every
+ * answer is JSON.
  */
 export function useMetadataApi(options: MetadataApiOptions): Plugin {
   const route = normalizeRouteOptions(options);
@@ -45,6 +46,13 @@ export function useMetadataApi(options: MetadataApiOptions): Plugin {
   }
 
   async function answer(request: Request): Promise<Response> {
+    // First of all: a browser attaches the visitor's cookies and reaches servers on the visitor's
+    // machine, so whatever a cross-origin request carries, it proves nothing.
+    const origin = request.headers.get('origin');
+    if (origin !== null && !route.isAllowedOrigin(origin, request)) {
+      const error = new MetadataApiError('access-denied', 'cross-origin metadata requests are not allowed', '$');
+      return json(error.status, error.toBody());
+    }
     if (request.method !== 'POST') {
       const error = new MetadataApiError('method-not-allowed', `method ${request.method} is not allowed; use POST`, '$');
       return json(error.status, error.toBody(), { allow: 'POST' });

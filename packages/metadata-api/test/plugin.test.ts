@@ -33,6 +33,73 @@ describe('who may call /v1/metadata', () => {
   });
 });
 
+describe('cross-origin requests', () => {
+  const refused = { status: 403, body: { error: 'cross-origin metadata requests are not allowed', path: '$', code: 'access-denied' } };
+  const ownOrigin = () => new URL(fixture.server.url).origin;
+  const addB = { type: 'add_remote_schema', args: { name: 'from-a-page', definition: { url: A } } };
+
+  it('refuses a request from another origin with 403, even from an admin, and applies nothing', async () => {
+    expect(await fixture.server.post(addB, { origin: 'https://evil.example' })).toEqual(refused);
+    expect((await fixture.server.post({ type: 'export_metadata', args: {} })).body.remote_schemas).toEqual([]);
+  });
+
+  it('refuses it before authentication, whatever credentials or role it carries', async () => {
+    expect(await fixture.server.post(addB, { origin: 'https://evil.example', 'x-test-reject': '1' })).toEqual(refused);
+    expect(await fixture.server.post(addB, { origin: 'https://evil.example', 'x-test-role': 'user' })).toEqual(refused);
+    const response = await fetch(fixture.server.url, { headers: { origin: 'https://evil.example' } });
+    expect([response.status, await response.json()]).toEqual([refused.status, refused.body]);
+  });
+
+  it('refuses the opaque origin "null" of sandboxed pages and local files', async () => {
+    expect(await fixture.server.post(addB, { origin: 'null' })).toEqual(refused);
+  });
+
+  it("refuses the server's own host on another scheme or port", async () => {
+    const own = new URL(ownOrigin());
+    expect(await fixture.server.post(addB, { origin: `https://${own.host}` })).toEqual(refused);
+    expect(await fixture.server.post(addB, { origin: `http://${own.hostname}:1` })).toEqual(refused);
+  });
+
+  it("accepts a request from the server's own origin", async () => {
+    expect(await fixture.server.post({ type: 'export_metadata', args: {} }, { origin: ownOrigin() })).toEqual({
+      status: 200,
+      body: { version: 3, remote_schemas: [] },
+    });
+  });
+
+  it('leaves requests without Origin alone', async () => {
+    expect((await fixture.server.post({ type: 'export_metadata', args: {} })).status).toBe(200);
+  });
+
+  it('asks isAllowedOrigin, when given, with the origin and the request', async () => {
+    const asked: Array<[string, string]> = [];
+    const server = await startMetadataServer({
+      service: fixture.service,
+      logger: silentLogger,
+      isAllowedOrigin: (origin, request) => {
+        asked.push([origin, new URL(request.url).pathname]);
+        return origin === 'https://console.example';
+      },
+    });
+    try {
+      expect((await server.post({ type: 'export_metadata', args: {} }, { origin: 'https://console.example' })).status).toBe(200);
+      expect(await server.post({ type: 'export_metadata', args: {} }, { origin: new URL(server.url).origin })).toEqual(refused);
+      expect(asked).toEqual([
+        ['https://console.example', '/v1/metadata'],
+        [new URL(server.url).origin, '/v1/metadata'],
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses an isAllowedOrigin that is not a function', () => {
+    expect(() =>
+      useMetadataApi({ service: fixture.service, authenticate: async () => ({ role: 'admin', isAdmin: true }), isAllowedOrigin: 'https://a.example' as never }),
+    ).toThrow('useMetadataApi: "isAllowedOrigin" must be a function');
+  });
+});
+
 describe('request parsing', () => {
   it('answers malformed JSON with parse-failed', async () => {
     const { status, body } = await fixture.server.post('{"type": "export_metadata", ');
