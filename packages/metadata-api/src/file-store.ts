@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { MetadataStoreError, StoreConflictError } from './errors.js';
 import { createSerialQueue, type MetadataStore, type StoredMetadata } from './store.js';
@@ -10,6 +10,11 @@ export interface FileMetadataStoreOptions {
   path: string;
 }
 
+/** How long a save waits for another writer's lock before giving up. */
+const LOCK_WAIT_MS = 10_000;
+/** A lock this old is left over (its owner was killed, or its pid now names another process): no save takes that long. */
+const STALE_LOCK_MS = 30_000;
+
 /**
  * The embedded store: one JSON file `{"resource_version": n, "metadata": {…}}`.
  *
@@ -17,6 +22,9 @@ export interface FileMetadataStoreOptions {
  * document (and the directory fsynced), so a crash at any moment leaves either the old or the new
  * document, never a torn one. A file that cannot be parsed is reported, never overwritten: it may be
  * the only copy of someone's metadata.
+ *
+ * `save()` is a compare-and-set under a lock file (`<file>.lock`, holding the owner's pid), so two
+ * stores over one file, in one process or in two, never both replace the same version.
  */
 export function createFileMetadataStore(options: FileMetadataStoreOptions): MetadataStore {
   if (typeof options.path !== 'string' || options.path === '') {
@@ -94,6 +102,58 @@ export function createFileMetadataStore(options: FileMetadataStoreOptions): Meta
     await syncDirectory(directory);
   }
 
+  const lockPath = `${path}.lock`;
+
+  /**
+   * Takes the lock file, waiting while another writer holds it. The lock is created complete (a
+   * temporary file holding `<pid> <nonce>`, hard-linked into place), so it is never seen empty.
+   */
+  async function lock(): Promise<() => Promise<void>> {
+    const token = `${String(process.pid)} ${randomBytes(6).toString('hex')}`;
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      const temporary = temporaryName();
+      try {
+        await ensureDirectory(directory);
+        await writeFile(temporary, token, { flag: 'wx', mode: 0o600 });
+        await link(temporary, lockPath);
+        return async () => {
+          // Only our own lock: had it been taken as stale, removing it would free another writer's.
+          if ((await readFile(lockPath, 'utf8').catch(() => undefined)) === token) await unlink(lockPath).catch(() => undefined);
+        };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+          throw new MetadataStoreError(`cannot lock metadata file ${path}: ${(error as Error).message}`, { cause: error });
+        }
+      } finally {
+        await unlink(temporary).catch(() => undefined);
+      }
+      const holder = await readLock();
+      if (holder !== undefined && isStale(holder)) {
+        // Two writers may both find the same stale lock; the owner check at release keeps the
+        // later one from freeing the earlier one's new lock, and that race needs a crash first.
+        await unlink(lockPath).catch(() => undefined);
+        continue;
+      }
+      if (Date.now() >= deadline) {
+        const owner = holder === undefined ? '' : ` by process ${String(holder.pid)}`;
+        throw new MetadataStoreError(
+          `cannot save metadata file ${path}: ${lockPath} is held${owner}; remove it if no svc-graphql process uses this file`,
+        );
+      }
+      await sleep(5 + Math.random() * 20);
+    }
+  }
+
+  async function readLock(): Promise<{ pid: number; modifiedMs: number } | undefined> {
+    try {
+      const [text, info] = await Promise.all([readFile(lockPath, 'utf8'), stat(lockPath)]);
+      return { pid: Number.parseInt(text, 10), modifiedMs: info.mtimeMs };
+    } catch {
+      return undefined; // released meanwhile: try again
+    }
+  }
+
   return {
     location: path,
     load: () =>
@@ -104,16 +164,38 @@ export function createFileMetadataStore(options: FileMetadataStoreOptions): Meta
       }),
     save: (document, expectedResourceVersion) =>
       serial(async () => {
-        // Re-read rather than trust memory: another process may have written the file meanwhile.
-        const current = await read();
-        const actual = current?.resourceVersion ?? 0;
-        if (actual !== expectedResourceVersion) throw new StoreConflictError(expectedResourceVersion, actual);
-        await write(document);
+        const unlock = await lock();
+        try {
+          // Re-read rather than trust memory: another store or process may have written the file.
+          const current = await read();
+          const actual = current?.resourceVersion ?? 0;
+          if (actual !== expectedResourceVersion) throw new StoreConflictError(expectedResourceVersion, actual);
+          await write(document);
+        } finally {
+          await unlock();
+        }
       }),
     close: async () => {
       await serial(async () => undefined);
     },
   };
+}
+
+/** Left behind by a process that is gone, or too old to belong to a save still running. */
+function isStale(holder: { pid: number; modifiedMs: number }): boolean {
+  if (Date.now() - holder.modifiedMs > STALE_LOCK_MS) return true;
+  if (!Number.isSafeInteger(holder.pid) || holder.pid <= 0) return false;
+  try {
+    process.kill(holder.pid, 0);
+    return false;
+  } catch (error) {
+    // EPERM: alive, under another user.
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Makes the rename durable. Some platforms cannot open a directory; the rename is still atomic there. */

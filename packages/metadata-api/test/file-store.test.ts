@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -91,6 +91,31 @@ describe('createFileMetadataStore', () => {
     expect(error).toBeInstanceOf(MetadataStoreError);
     expect((error as Error).message).toMatch(/^cannot write metadata file \/proc\/svc-graphql-nonexistent\/metadata.json: /);
     await expect(store.save({ resourceVersion: 1, metadata: documentWith('a') }, 0)).rejects.toBeInstanceOf(MetadataStoreError);
+  });
+
+  it('lets exactly one of two stores over one file replace a version, however they interleave', async () => {
+    const path = `${directory.path}/metadata.json`;
+    const [first, second] = [createFileMetadataStore({ path }), createFileMetadataStore({ path })];
+    for (let version = 0; version < 10; version += 1) {
+      const results = await Promise.allSettled([
+        first.save({ resourceVersion: version + 1, metadata: documentWith(`first${String(version)}`) }, version),
+        second.save({ resourceVersion: version + 1, metadata: documentWith(`second${String(version)}`) }, version),
+      ]);
+      expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+      const rejected = results.find((result) => result.status === 'rejected');
+      expect(rejected?.status === 'rejected' && rejected.reason).toBeInstanceOf(StoreConflictError);
+    }
+    expect((await first.load())?.resourceVersion).toBe(10);
+    expect(await readdir(directory.path)).toEqual(['metadata.json']);
+  });
+
+  it('takes over a lock left by a process that is gone', async () => {
+    const path = `${directory.path}/metadata.json`;
+    const gone = spawnSync(process.execPath, ['-e', '']);
+    await writeFile(`${path}.lock`, `${String(gone.pid)} left-over`);
+    await createFileMetadataStore({ path }).save({ resourceVersion: 1, metadata: documentWith('a') }, 0);
+    expect(JSON.parse(await readFile(path, 'utf8')).resource_version).toBe(1);
+    expect(await readdir(directory.path)).toEqual(['metadata.json']);
   });
 
   it('refuses an empty path at creation', () => {
