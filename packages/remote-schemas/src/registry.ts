@@ -7,7 +7,7 @@ import type { LoadedRemote } from './loaded-remote.js';
 import { normalizeOptions, type NormalizedOptions, type RemoteSchemaRegistryOptions } from './options.js';
 import { RemoteClient } from './remote-client.js';
 import { fetchTransport, nodeTransport, type DisposableTransport } from './transport.js';
-import { buildRemoteSchema, publicRemoteSchema } from './remote-schema.js';
+import { buildRemoteSchema, checkDistinctNames, publicRemoteSchema } from './remote-schema.js';
 import type {
   PlanOptions,
   RegistryPlan,
@@ -149,14 +149,14 @@ class Registry implements RemoteSchemaRegistry {
     // Building a schema of thousands of types takes a while: yield between the steps so that
     // requests being served are not held up by one long block.
     await yieldToEventLoop();
+    let remoteSchema = buildRemoteSchema(entry.name, introspection);
+    checkDistinctNames(remoteSchema, definition.customization);
     const scalars = builtInScalarMapping(definition.customization?.type_names?.mapping);
-    let remoteSchema: GraphQLSchema;
     let executor = client.executor;
     if (scalars.size > 0) {
+      // Built-in scalars are renamed in the introspection result (see builtin-scalars.ts).
       remoteSchema = buildRemoteSchema(entry.name, renameInIntrospection(introspection, scalars));
       executor = restoreInRequests(executor, scalars);
-    } else {
-      remoteSchema = buildRemoteSchema(entry.name, introspection);
     }
     await yieldToEventLoop();
     const publicSchema = publicRemoteSchema(remoteSchema, executor, definition.customization, new Set(scalars.values()));

@@ -11,9 +11,9 @@ import {
 import { defaultMergedResolver, delegateToSchema, type SubschemaConfig } from '@graphql-tools/delegate';
 import { RenameObjectFields, RenameRootFields, RenameTypes, WrapFields, wrapSchema } from '@graphql-tools/wrap';
 import type { Transform } from '@graphql-tools/delegate';
-import { BUILT_IN_SCALARS } from './builtin-scalars.js';
+import { BUILT_IN_SCALARS, builtInScalarMapping } from './builtin-scalars.js';
 import { RemoteSchemaError } from './errors.js';
-import type { RemoteSchemaCustomization } from './types.js';
+import type { FieldNamesCustomization, RemoteSchemaCustomization } from './types.js';
 
 /**
  * Builds and checks the remote's own schema from its introspection result; anything graphql-js
@@ -93,11 +93,103 @@ function affix(prefix: string | undefined, name: string, suffix: string | undefi
   return `${prefix ?? ''}${name}${suffix ?? ''}`;
 }
 
+/** A type's final name; `mapping` wins, prefix and suffix never touch built-in scalars, roots or `__` names. */
+function finalTypeName(
+  name: string,
+  typeNames: NonNullable<RemoteSchemaCustomization['type_names']>,
+  roots: ReadonlySet<string>,
+): string {
+  const mapped = typeNames.mapping && Object.hasOwn(typeNames.mapping, name) ? typeNames.mapping[name] : undefined;
+  if (mapped !== undefined) return mapped;
+  if (BUILT_IN_SCALARS.has(name) || name.startsWith('__') || roots.has(name)) return name;
+  return affix(typeNames.prefix, name, typeNames.suffix);
+}
+
+function fieldRenamer(rule: FieldNamesCustomization): (name: string) => string {
+  return (name) => {
+    if (name.startsWith('__')) return name;
+    const mapped = rule.mapping && Object.hasOwn(rule.mapping, name) ? rule.mapping[name] : undefined;
+    return mapped ?? affix(rule.prefix, name, rule.suffix);
+  };
+}
+
+function notDistinct(what: string, first: string, second: string, final: string): RemoteSchemaError {
+  return new RemoteSchemaError('invalid-params', `${what} are not distinct after customization: "${first}" and "${second}" both become "${final}"`);
+}
+
+/**
+ * Refuses with `invalid-params` a customization under which two types of the remote, or two fields
+ * of one type, end with the same name: graphql-tools would let one silently replace the other.
+ * `schema` is the remote's own schema, before any renaming. Built-in scalars always keep their
+ * name (a mapping that renames one adds a type, the built-in stays for directive arguments), and
+ * the namespace types (`<namespace>_query`, `<namespace>_mutation`) and subscription fields
+ * (`<namespace>_<field>`) count too.
+ */
+export function checkDistinctNames(schema: GraphQLSchema, customization: RemoteSchemaCustomization | undefined): void {
+  if (!customization) return;
+  const roots = rootsOf(schema);
+  const typeNames = customization.type_names;
+  const namespace = customization.root_fields_namespace || undefined;
+  if (typeNames || namespace) {
+    const rootNames = new Set(Object.values(roots).map((t) => t.name));
+    const owners = new Map<string, string>();
+    const claim = (final: string, name: string) => {
+      const other = owners.get(final);
+      if (other !== undefined && other !== name) throw notDistinct('type names', other, name, final);
+      owners.set(final, name);
+    };
+    for (const scalar of BUILT_IN_SCALARS) claim(scalar, scalar);
+    const names = Object.keys(schema.getTypeMap()).filter((name) => !name.startsWith('__'));
+    for (const name of names) claim(typeNames ? finalTypeName(name, typeNames, rootNames) : name, name);
+    if (namespace) {
+      for (const [operation, root] of [['query', roots.query], ['mutation', roots.mutation]] as const) {
+        const wrapper = `${namespace}_${operation}`;
+        const taken = owners.get(wrapper);
+        if (root && taken !== undefined) {
+          throw new RemoteSchemaError(
+            'invalid-params',
+            `type names are not distinct after customization: "${taken}" becomes "${wrapper}", the type of root fields namespace "${namespace}"`,
+          );
+        }
+      }
+    }
+    // A built-in scalar is renamed in the introspection result, before the types are: a mapping to
+    // the name of one of the remote's own types would merge the two there, even when that type is
+    // renamed in turn.
+    for (const [scalar, target] of builtInScalarMapping(typeNames?.mapping)) {
+      if (schema.getType(target) && !BUILT_IN_SCALARS.has(target)) {
+        throw new RemoteSchemaError(
+          'invalid-params',
+          `type name mapping of built-in scalar "${scalar}" to "${target}" clashes with the remote's own type "${target}"`,
+        );
+      }
+    }
+  }
+  const subscription = roots.subscription;
+  const rules = new Map((customization.field_names ?? []).map((rule) => [rule.parent_type, rule]));
+  const types = new Set([...rules.keys()]);
+  if (namespace && subscription) types.add(subscription.name);
+  for (const typeName of types) {
+    const type = schema.getType(typeName);
+    // graphql-tools renames the fields of object types only.
+    if (!isObjectType(type)) continue;
+    const rule = rules.get(typeName);
+    const rename = rule ? fieldRenamer(rule) : (name: string) => name;
+    const nest = namespace && type === subscription ? (name: string) => `${namespace}_${name}` : (name: string) => name;
+    const owners = new Map<string, string>();
+    for (const name of Object.keys(type.getFields())) {
+      const final = nest(rename(name));
+      const other = owners.get(final);
+      if (other !== undefined) throw notDistinct(`field names of type "${typeName}"`, other, name, final);
+      owners.set(final, name);
+    }
+  }
+}
 
 /**
  * The final name of every type of `schema` under `customization` (mapping wins; prefix and suffix
- * never touch built-in scalars, root types or `__` names). Two types with one final name:
- * `invalid-params`.
+ * never touch built-in scalars, root types or `__` names). `checkDistinctNames` has made sure that
+ * no two types end with one name.
  */
 export function typeRenamer(
   schema: GraphQLSchema,
@@ -106,30 +198,9 @@ export function typeRenamer(
 ): (name: string) => string {
   const typeNames = customization?.type_names;
   if (!typeNames) return (name) => name;
-  const mapping = typeNames.mapping ?? {};
   const roots = new Set(Object.values(rootsOf(schema)).map((t) => t.name));
-  const rename = (name: string): string => {
-    // Built-in scalars mapped elsewhere were renamed in the introspection result already.
-    if (renamedScalars.has(name) || BUILT_IN_SCALARS.has(name)) return name;
-    const mapped = Object.hasOwn(mapping, name) ? mapping[name] : undefined;
-    if (mapped !== undefined) return mapped;
-    if (name.startsWith('__') || roots.has(name)) return name;
-    return affix(typeNames.prefix, name, typeNames.suffix);
-  };
-  const seen = new Map<string, string>();
-  for (const name of Object.keys(schema.getTypeMap())) {
-    if (name.startsWith('__')) continue;
-    const renamed = rename(name);
-    const other = seen.get(renamed);
-    if (other !== undefined) {
-      throw new RemoteSchemaError(
-        'invalid-params',
-        `type names are not distinct after customization: "${other}" and "${name}" both become "${renamed}"`,
-      );
-    }
-    seen.set(renamed, name);
-  }
-  return rename;
+  // Built-in scalars mapped elsewhere were renamed in the introspection result already.
+  return (name) => (renamedScalars.has(name) || BUILT_IN_SCALARS.has(name) ? name : finalTypeName(name, typeNames, roots));
 }
 
 /** Builds the public schema of a remote; `executor` reaches it. */
@@ -144,16 +215,9 @@ export function publicRemoteSchema(
     return { schema: remoteSchema, roots: rootsOf(remoteSchema) };
   }
   const transforms: Transform[] = [];
-  const fieldNames = new Map((customization.field_names ?? []).map((f) => [f.parent_type, f]));
+  const fieldNames = new Map((customization.field_names ?? []).map((f) => [f.parent_type, fieldRenamer(f)]));
   if (fieldNames.size > 0) {
-    transforms.push(
-      new RenameObjectFields((typeName, fieldName) => {
-        const rule = fieldNames.get(typeName);
-        if (!rule || fieldName.startsWith('__')) return fieldName;
-        const mapped = rule.mapping && Object.hasOwn(rule.mapping, fieldName) ? rule.mapping[fieldName] : undefined;
-        return mapped ?? affix(rule.prefix, fieldName, rule.suffix);
-      }),
-    );
+    transforms.push(new RenameObjectFields((typeName, fieldName) => fieldNames.get(typeName)?.(fieldName) ?? fieldName));
   }
   if (customization.type_names) {
     const rename = typeRenamer(remoteSchema, customization, renamedScalars);

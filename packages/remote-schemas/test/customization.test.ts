@@ -239,6 +239,95 @@ describe('customization that is wrong on its own', () => {
   });
 });
 
+describe('customization under which two names become one', () => {
+  const cases: Array<[string, RemoteSchemaCustomization, string]> = [
+    [
+      'a field mapped to the name of another field',
+      { field_names: [{ parent_type: 'User', mapping: { name: 'id' } }] },
+      'field names of type "User" are not distinct after customization: "id" and "name" both become "id"',
+    ],
+    [
+      'a field mapped to the prefixed name of another',
+      { field_names: [{ parent_type: 'Message', prefix: 'msg_', mapping: { text: 'msg_id' } }] },
+      'field names of type "Message" are not distinct after customization: "id" and "text" both become "msg_id"',
+    ],
+    [
+      'a root field mapped to the suffixed name of another',
+      { field_names: [{ parent_type: 'Query', suffix: '_q', mapping: { hello: 'user_q' } }] },
+      'field names of type "Query" are not distinct after customization: "hello" and "user" both become "user_q"',
+    ],
+    [
+      'a subscription field mapped to another under the namespace',
+      { root_fields_namespace: 'ns', field_names: [{ parent_type: 'Subscription', mapping: { countdown: 'messageAdded' } }] },
+      'field names of type "Subscription" are not distinct after customization: "countdown" and "messageAdded" both become "ns_messageAdded"',
+    ],
+    [
+      'a type mapped to the prefixed name of another',
+      { type_names: { prefix: 'S_', mapping: { Role: 'S_User' } } },
+      'type names are not distinct after customization: "Role" and "User" both become "S_User"',
+    ],
+    [
+      'a type mapped to the suffixed name of another',
+      { type_names: { suffix: '_t', mapping: { Post: 'User_t' } } },
+      'type names are not distinct after customization: "User" and "Post" both become "User_t"',
+    ],
+    [
+      'a type mapped to a built-in scalar',
+      { type_names: { mapping: { Role: 'String' } } },
+      'type names are not distinct after customization: "String" and "Role" both become "String"',
+    ],
+    [
+      'a built-in scalar mapped to another',
+      { type_names: { mapping: { Boolean: 'Int' } } },
+      'type names are not distinct after customization: "Int" and "Boolean" both become "Int"',
+    ],
+    [
+      'a built-in scalar mapped to a type of the remote',
+      { type_names: { mapping: { String: 'User' } } },
+      'type names are not distinct after customization: "User" and "String" both become "User"',
+    ],
+    [
+      'a built-in scalar mapped to a type of the remote that is renamed in turn',
+      { type_names: { prefix: 'S_', mapping: { String: 'User' } } },
+      'type name mapping of built-in scalar "String" to "User" clashes with the remote\'s own type "User"',
+    ],
+    [
+      'a type mapped to the type of the namespace field',
+      { root_fields_namespace: 'ns', type_names: { mapping: { Message: 'ns_mutation' } } },
+      'type names are not distinct after customization: "Message" becomes "ns_mutation", the type of root fields namespace "ns"',
+    ],
+  ];
+  it.each(cases)('refuses %s with invalid-params, naming both', async (_, customization, message) => {
+    const plan = await registry.plan([
+      { name: 'sample', definition: { url: remote.url } },
+      { name: 'bad', definition: { url: remote.url, customization } },
+    ]);
+    expect(plan.problems).toEqual([{ name: 'bad', code: 'invalid-params', message }]);
+  });
+
+  it('accepts names that end distinct, a built-in scalar renamed next to the remote\'s types', async () => {
+    const plan = await registry.plan([
+      {
+        name: 'fine',
+        definition: {
+          url: remote.url,
+          customization: {
+            root_fields_namespace: 'ns',
+            type_names: { prefix: 'S_', mapping: { String: 'Text', User: 'S_Role', Role: 'Rank' } },
+            field_names: [{ parent_type: 'Message', mapping: { text: 'author', author: 'text' } }],
+          },
+        },
+      },
+    ]);
+    expect(plan.problems).toEqual([]);
+    registry.commit(plan);
+    const user = await gateway.post({ query: '{ ns { user(id: "1") { __typename name role } } }' });
+    expect(user).toEqual({ status: 200, body: { data: { ns: { user: { __typename: 'S_Role', name: 'Ada', role: 'ADMIN' } } } } });
+    const swapped = await gateway.post({ query: 'mutation { ns { addMessage(input: {text: "t", author: "a"}) { text author } } }' });
+    expect(swapped).toEqual({ status: 200, body: { data: { ns: { addMessage: { text: 'a', author: 't' } } } } });
+  });
+});
+
 describe('clashes', () => {
   it('refuses a remote whose root field is already taken', async () => {
     const plan = await registry.plan([
