@@ -1,4 +1,5 @@
 import { RemoteSchemaError } from './errors.js';
+import { redactUrl } from './redact.js';
 import type { RemoteSchemaCustomization, RemoteSchemaDefinition } from './types.js';
 
 /** A definition with its environment references read and defaults filled in. */
@@ -26,31 +27,40 @@ function invalid(message: string): RemoteSchemaError {
  */
 export function resolveDefinition(definition: RemoteSchemaDefinition, env = process.env): ResolvedDefinition {
   let url = definition.url;
-  if (url === undefined && definition.url_from_env !== undefined) {
-    url = env[definition.url_from_env];
+  const variable = url === undefined ? definition.url_from_env : undefined;
+  if (variable !== undefined) {
+    url = env[variable];
     if (url === undefined || url === '') {
-      throw invalid(`environment variable "${definition.url_from_env}" not set`);
+      throw invalid(`environment variable "${variable}" not set`);
     }
   }
   if (url === undefined) throw invalid('either "url" or "url_from_env" is required');
+  // A value read from the environment may be a secret put in the wrong variable: name the
+  // variable, never show the value.
+  const notHttpUrl = variable === undefined ? undefined : `environment variable "${variable}" does not hold a valid http(s) URL`;
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch (cause) {
+    // Node's URL error keeps the input: no cause for a value from the environment.
+    if (notHttpUrl !== undefined) throw invalid(notHttpUrl);
     throw new RemoteSchemaError('invalid-params', `not a valid URL: "${url}"`, { cause });
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw invalid(`the URL of a remote schema must be http(s), but got "${url}"`);
+    throw invalid(notHttpUrl ?? `the URL of a remote schema must be http(s), but got "${redactUrl(url)}"`);
   }
   const headers: Array<[string, string]> = [];
   const headerEnv: Array<string | undefined> = [];
   for (const header of definition.headers ?? []) {
     headerEnv.push('value_from_env' in header ? header.value_from_env : undefined);
     if ('value' in header) {
+      if (!isHeaderValue(header.value)) throw invalid(`the value of header "${header.name}" is not a valid header value`);
       headers.push([header.name, header.value]);
     } else {
       const value = env[header.value_from_env];
       if (value === undefined) throw invalid(`environment variable "${header.value_from_env}" not set`);
+      // Caught here, not by the HTTP client, whose error may quote the value.
+      if (!isHeaderValue(value)) throw invalid(`environment variable "${header.value_from_env}" does not hold a valid header value`);
       headers.push([header.name, value]);
     }
   }
@@ -105,7 +115,7 @@ function checkMapping(what: string, mapping: Record<string, string> | undefined)
   }
 }
 
-/** Customization that is wrong on its own (CONTRACT 5): `invalid-params`. */
+/** Customization that is wrong whatever the remote's schema: `invalid-params`. */
 export function validateCustomization(customization: RemoteSchemaCustomization | undefined): void {
   if (!customization) return;
   if (customization.root_fields_namespace !== undefined && customization.root_fields_namespace !== '') {
@@ -127,10 +137,22 @@ export function validateCustomization(customization: RemoteSchemaCustomization |
   }
 }
 
-/** The configured headers as of now: `value_from_env` read at call time, else as read at load. */
+/** What `node:http` and `fetch` accept in a header value (no CR, LF, NUL or other controls). */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+function isHeaderValue(value: string): boolean {
+  return HEADER_VALUE.test(value);
+}
+
+/**
+ * The configured headers as of now: `value_from_env` read at call time, else as read at load (also
+ * when the variable now holds something that is not a valid header value).
+ */
 export function configuredHeaders(definition: ResolvedDefinition, env = process.env): Array<[string, string]> {
   return definition.headers.map(([name, value], index) => {
     const variable = definition.headerEnv[index];
-    return [name, variable === undefined ? value : (env[variable] ?? value)];
+    if (variable === undefined) return [name, value];
+    const current = env[variable];
+    return [name, current !== undefined && isHeaderValue(current) ? current : value];
   });
 }

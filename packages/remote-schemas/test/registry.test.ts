@@ -95,6 +95,45 @@ describe('plan and commit', () => {
   });
 });
 
+describe('values from the environment', () => {
+  const secret = 's3cr3t-value';
+  const cases: Array<[string, string, string]> = [
+    ['a URL variable that holds no URL', `not a url ${secret}`, 'does not hold a valid http(s) URL'],
+    ['a URL variable that holds another kind of URL', `ftp://user:${secret}@example.com/`, 'does not hold a valid http(s) URL'],
+  ];
+  it.each(cases)('are never shown: %s', async (_, value, says) => {
+    const registry = registryFor({ retry: false });
+    process.env['REMOTE_SCHEMAS_TEST_BAD_URL'] = value;
+    try {
+      const plan = await registry.plan([{ name: 'env', definition: { url_from_env: 'REMOTE_SCHEMAS_TEST_BAD_URL' } }]);
+      expect(plan.problems).toEqual([
+        { name: 'env', code: 'invalid-params', message: `environment variable "REMOTE_SCHEMAS_TEST_BAD_URL" ${says}` },
+      ]);
+    } finally {
+      delete process.env['REMOTE_SCHEMAS_TEST_BAD_URL'];
+    }
+  });
+
+  it('are never shown: a header variable that holds no header value', async () => {
+    const registry = registryFor({ retry: false });
+    process.env['REMOTE_SCHEMAS_TEST_BAD_HEADER'] = `Bearer ${secret}\n`;
+    try {
+      const plan = await registry.plan([
+        { name: 'env', definition: { url: sample.url, headers: [{ name: 'Authorization', value_from_env: 'REMOTE_SCHEMAS_TEST_BAD_HEADER' }] } },
+      ]);
+      expect(plan.problems).toEqual([
+        {
+          name: 'env',
+          code: 'invalid-params',
+          message: 'environment variable "REMOTE_SCHEMAS_TEST_BAD_HEADER" does not hold a valid header value',
+        },
+      ]);
+    } finally {
+      delete process.env['REMOTE_SCHEMAS_TEST_BAD_HEADER'];
+    }
+  });
+});
+
 describe('a remote that cannot be used', () => {
   it('is reported with the exact HTTP exception message when nothing listens', async () => {
     const registry = registryFor({ retry: false });
