@@ -11,10 +11,16 @@ import {
 import { routingOf, type RootOperation } from './compose.js';
 import type { LoadedRemote } from './loaded-remote.js';
 
+/** Where an operation goes as it is, and what kind of operation it is. */
+export interface ForwardTarget {
+  remote: LoadedRemote;
+  operation: RootOperation;
+}
+
 interface CachedTarget {
   schema: GraphQLSchema;
   operationName: string | null | undefined;
-  target: LoadedRemote | undefined;
+  target: ForwardTarget | undefined;
 }
 
 /** Parsed documents are reused by Yoga's parser cache, so the decision is made once per document. */
@@ -30,7 +36,7 @@ export function forwardTarget(
   schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,
-): LoadedRemote | undefined {
+): ForwardTarget | undefined {
   const cached = decisions.get(document);
   if (cached && cached.schema === schema && cached.operationName === operationName) return cached.target;
   const target = decide(schema, document, operationName);
@@ -38,7 +44,7 @@ export function forwardTarget(
   return target;
 }
 
-function decide(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): LoadedRemote | undefined {
+function decide(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): ForwardTarget | undefined {
   const routing = routingOf(schema);
   if (!routing) return undefined;
   let operations = 0;
@@ -81,7 +87,7 @@ function decide(schema: GraphQLSchema, document: DocumentNode, operationName: st
   if (remoteRoot.name !== routing.rootTypeNames[kind] && namesType(document, new Set(Object.values(routing.rootTypeNames)))) {
     return undefined;
   }
-  return target;
+  return { remote: target, operation: kind };
 }
 
 function namesType(document: DocumentNode, names: ReadonlySet<string>): boolean {

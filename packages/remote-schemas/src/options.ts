@@ -1,10 +1,15 @@
 import type { GraphQLSchema } from 'graphql';
 
-/** The part of a request's session the remote is told about (CONTRACT 1: `context.session`). */
+/** The part of a request's session the remote is told about (by default `context.session`). */
 export interface ForwardedSession {
   role: string;
   /** Lower-cased names that keep their prefix, e.g. `x-svc-user-id`. */
   variables: Record<string, string>;
+  /**
+   * Admin sees remote URLs in errors as configured; every other session sees them without user,
+   * password, query string and fragment.
+   * @default false
+   */
   isAdmin?: boolean;
 }
 
@@ -40,8 +45,9 @@ export interface RemoteSchemaRegistryOptions {
   /** Prefix of session variables and of the headers never forwarded from clients. @default 'x-svc-' */
   sessionVariablePrefix?: string;
   /**
-   * Reads the session from the GraphQL context; `undefined` sends no session headers.
-   * @default (context) => context.session
+   * Reads the session from the GraphQL context; `undefined` sends no session headers (and is not
+   * admin).
+   * @default (context) => context.session (`role`, `variables`, and `isAdmin` when it is `true`)
    */
   getSession?: (context: unknown) => ForwardedSession | undefined;
   /**
@@ -51,6 +57,28 @@ export interface RemoteSchemaRegistryOptions {
   getClientHeaders?: (context: unknown) => ClientHeaders | undefined;
   /** Never forwarded to a remote, whatever the configuration. @default 'x-svc-admin-secret' */
   adminSecretHeader?: string;
+  /**
+   * The largest answer taken from a remote, in bytes: an HTTP body (introspection, queries,
+   * mutations) or one graphql-ws message. A larger one is never buffered: the call fails as soon as
+   * the declared `Content-Length`, or the bytes received so far, pass the limit, and answers the
+   * `remote-schema-error` result (a subscription ends with it).
+   * @default 67108864 (64 MiB)
+   */
+  maxResponseBytes?: number;
+  /**
+   * Sockets the default transport opens to one remote origin at most; further calls wait for a free
+   * one (still bounded by the remote's `timeout_seconds`). Does not apply to a given `fetch`.
+   * @default 128
+   */
+  maxSocketsPerRemote?: number;
+  /**
+   * Upstream graphql-ws connections to one remote at most. Subscribers share a connection only when
+   * they send the same headers, and clients choose some of them, so this bounds what clients can
+   * open: past it, a subscription that would need a new connection ends at once with the
+   * `remote-schema-error` result, and a warning is logged.
+   * @default 100
+   */
+  maxSubscriptionConnectionsPerRemote?: number;
 }
 
 export interface NormalizedOptions {
@@ -62,6 +90,9 @@ export interface NormalizedOptions {
   getSession: (context: unknown) => ForwardedSession | undefined;
   getClientHeaders: (context: unknown) => ClientHeaders | undefined;
   adminSecretHeader: string;
+  maxResponseBytes: number;
+  maxSocketsPerRemote: number;
+  maxSubscriptionConnectionsPerRemote: number;
 }
 
 const noop = () => {};
@@ -86,6 +117,7 @@ function defaultGetSession(context: unknown): ForwardedSession | undefined {
   return {
     role,
     variables: variables && typeof variables === 'object' ? (variables as Record<string, string>) : {},
+    isAdmin: property(session, 'isAdmin') === true,
   };
 }
 
@@ -98,6 +130,14 @@ function positive(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     throw new TypeError(`createRemoteSchemaRegistry: expected "${name}" to be a positive number, but got ${String(value)}`);
+  }
+  return value;
+}
+
+function positiveInteger(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    throw new TypeError(`createRemoteSchemaRegistry: expected "${name}" to be a positive integer, but got ${String(value)}`);
   }
   return value;
 }
@@ -125,5 +165,12 @@ export function normalizeOptions(options: RemoteSchemaRegistryOptions = {}): Nor
     getSession: options.getSession ?? defaultGetSession,
     getClientHeaders: options.getClientHeaders ?? defaultGetClientHeaders,
     adminSecretHeader: (options.adminSecretHeader ?? `${prefix}admin-secret`).toLowerCase(),
+    maxResponseBytes: positiveInteger('maxResponseBytes', options.maxResponseBytes, 64 * 1024 * 1024),
+    maxSocketsPerRemote: positiveInteger('maxSocketsPerRemote', options.maxSocketsPerRemote, 128),
+    maxSubscriptionConnectionsPerRemote: positiveInteger(
+      'maxSubscriptionConnectionsPerRemote',
+      options.maxSubscriptionConnectionsPerRemote,
+      100,
+    ),
   };
 }

@@ -1,7 +1,6 @@
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { forwardTarget } from './fast-path.js';
-import type { LoadedRemote } from './loaded-remote.js';
+import { forwardTarget, type ForwardTarget } from './fast-path.js';
 import { printCached, type GraphQLRequestBody } from './remote-client.js';
 import type { RemoteSchemaRegistry } from './types.js';
 
@@ -22,12 +21,13 @@ function bodyOf(args: ExecutionArgs): GraphQLRequestBody {
   };
 }
 
-function forward(remote: LoadedRemote, args: ExecutionArgs): Promise<ExecutionResult> {
-  return remote.client.post(bodyOf(args), remote.client.headersFor(args.contextValue));
+function forward({ remote, operation }: ForwardTarget, args: ExecutionArgs): Promise<ExecutionResult> {
+  // Yoga executes queries and mutations here; the kind decides whether a call may be resent.
+  return remote.client.send(bodyOf(args), args.contextValue, operation === 'mutation' ? 'mutation' : 'query');
 }
 
-function forwardSubscription(remote: LoadedRemote, args: ExecutionArgs): AsyncIterableIterator<ExecutionResult> {
-  return remote.client.subscriptions.subscribe(bodyOf(args), remote.client.headersFor(args.contextValue));
+function forwardSubscription({ remote }: ForwardTarget, args: ExecutionArgs): AsyncIterableIterator<ExecutionResult> {
+  return remote.client.subscribe(bodyOf(args), args.contextValue);
 }
 
 /**
@@ -45,12 +45,12 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
       registry.onSchemaChange((schema) => setSchema(schema));
     },
     onExecute({ args, setExecuteFn }) {
-      const remote = forwardTarget(args.schema, args.document, args.operationName);
-      if (remote) setExecuteFn((executionArgs) => forward(remote, executionArgs));
+      const target = forwardTarget(args.schema, args.document, args.operationName);
+      if (target) setExecuteFn((executionArgs) => forward(target, executionArgs));
     },
     onSubscribe({ args, setSubscribeFn }) {
-      const remote = forwardTarget(args.schema, args.document, args.operationName);
-      if (remote) setSubscribeFn((subscriptionArgs) => forwardSubscription(remote, subscriptionArgs));
+      const target = forwardTarget(args.schema, args.document, args.operationName);
+      if (target) setSubscribeFn((subscriptionArgs) => forwardSubscription(target, subscriptionArgs));
     },
   };
 }

@@ -5,7 +5,8 @@ import { resolveDefinition } from './definition.js';
 import { RemoteSchemaError } from './errors.js';
 import type { LoadedRemote } from './loaded-remote.js';
 import { normalizeOptions, type NormalizedOptions, type RemoteSchemaRegistryOptions } from './options.js';
-import { RemoteClient } from './remote-client.js';
+import { redactUrls } from './redact.js';
+import { RemoteClient, type ClientHooks } from './remote-client.js';
 import { fetchTransport, nodeTransport, type DisposableTransport } from './transport.js';
 import { buildRemoteSchema, checkDistinctNames, publicRemoteSchema } from './remote-schema.js';
 import type {
@@ -57,8 +58,22 @@ class Registry implements RemoteSchemaRegistry {
   readonly #plans = new WeakMap<RegistryPlan, State>();
   readonly #listeners = new Set<(schema: GraphQLSchema) => void>();
   readonly #retries = new Map<string, Retry>();
-  /** Every client that has been live: retired ones keep serving their open subscriptions. */
+  /**
+   * The clients that may hold upstream connections: the live ones, and retired ones (their remote
+   * was replaced) while subscriptions that started on them are open. A retired client leaves as soon
+   * as its last subscription ends, so replacing remotes again and again keeps nothing.
+   */
   readonly #clients = new Set<RemoteClient>();
+  readonly #hooks: ClientHooks = {
+    onBusy: (client) => {
+      // A subscription that started on an older schema may reach a retired client after it left.
+      if (this.#disposed) void Promise.resolve().then(() => client.dispose());
+      else this.#clients.add(client);
+    },
+    onIdle: (client) => {
+      if (this.#live.loaded.get(client.name)?.client !== client) this.#clients.delete(client);
+    },
+  };
   #live: State;
   /** Serializes background retries so that one never overwrites another's result. */
   #retryChain: Promise<void> = Promise.resolve();
@@ -68,7 +83,7 @@ class Registry implements RemoteSchemaRegistry {
 
   constructor(options: NormalizedOptions) {
     this.#options = options;
-    this.#transport = options.fetch ? fetchTransport(options.fetch) : nodeTransport();
+    this.#transport = options.fetch ? fetchTransport(options.fetch, options) : nodeTransport(options);
     this.#placeholder = options.localSchema === undefined;
     this.#local = options.localSchema ?? createPlaceholderSchema();
     const errors = validateSchema(this.#local);
@@ -143,7 +158,7 @@ class Registry implements RemoteSchemaRegistry {
 
   async #load(entry: RemoteSchemaEntry, key: string): Promise<LoadedRemote> {
     const definition = resolveDefinition(entry.definition);
-    const client = new RemoteClient(entry.name, definition, this.#options, this.#transport.post);
+    const client = new RemoteClient(entry.name, definition, this.#options, this.#transport.post, this.#hooks);
     const started = performance.now();
     const introspection = await client.introspect();
     // Building a schema of thousands of types takes a while: yield between the steps so that
@@ -191,7 +206,8 @@ class Registry implements RemoteSchemaRegistry {
       const next = state.loaded.get(name);
       if (next?.client === remote.client) continue;
       // A removed remote's subscriptions end now; a replaced remote's keep running on the old
-      // client, which closes its sockets when the last of them leaves.
+      // client, which closes its sockets when the last of them leaves and then leaves `#clients`
+      // (`#hooks.onIdle`).
       if (!names.has(name)) {
         this.#clients.delete(remote.client);
         void remote.client.dispose();
@@ -256,7 +272,7 @@ class Registry implements RemoteSchemaRegistry {
     if (state && problem?.code !== 'remote-schema-error') {
       this.#retries.delete(name);
       if (problem) {
-        this.#options.logger.warn(`remote schema "${name}" answers again but cannot be added: ${problem.message}`);
+        this.#options.logger.warn(`remote schema "${name}" answers again but cannot be added: ${redactUrls(problem.message)}`);
       } else {
         this.#options.logger.info(`remote schema "${name}" is back and stitched in`);
       }
@@ -265,7 +281,8 @@ class Registry implements RemoteSchemaRegistry {
     }
     const maxDelayMs = this.#options.retry === false ? delayMs : this.#options.retry.maxDelayMs;
     const next = Math.min(delayMs * 2, maxDelayMs);
-    this.#options.logger.warn(`remote schema "${name}" is still unavailable (${problem?.message ?? 'unknown'}); next retry in ${next} ms`);
+    const reason = problem ? redactUrls(problem.message) : 'unknown';
+    this.#options.logger.warn(`remote schema "${name}" is still unavailable (${reason}); next retry in ${next} ms`);
     this.#schedule(name, key, next);
   }
 
@@ -282,6 +299,11 @@ class Registry implements RemoteSchemaRegistry {
     return client.introspect();
   }
 
+  /** For tests and diagnostics: see `keptClientCount`. */
+  get keptClientCount(): number {
+    return this.#clients.size;
+  }
+
   async dispose(): Promise<void> {
     if (this.#disposed) return;
     this.#disposed = true;
@@ -293,6 +315,14 @@ class Registry implements RemoteSchemaRegistry {
     await Promise.all(clients.map((c) => c.dispose()));
     this.#transport.dispose();
   }
+}
+
+/**
+ * For tests and diagnostics (not exported by the package): how many remote clients `registry` keeps,
+ * live ones and retired ones with open subscriptions.
+ */
+export function keptClientCount(registry: RemoteSchemaRegistry): number {
+  return registry instanceof Registry ? registry.keptClientCount : 0;
 }
 
 /**

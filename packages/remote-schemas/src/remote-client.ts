@@ -3,7 +3,8 @@ import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
 import { RemoteSchemaError, remoteCallError, toGraphQLError } from './errors.js';
 import { forwardedHeaders, type HeaderPolicy } from './headers.js';
 import { configuredHeaders, type ResolvedDefinition } from './definition.js';
-import type { NormalizedOptions } from './options.js';
+import type { ForwardedSession, NormalizedOptions } from './options.js';
+import { redactUrl, redactUrls } from './redact.js';
 import { SubscriptionPool } from './subscriptions.js';
 import type { Transport } from './transport.js';
 
@@ -25,46 +26,90 @@ export function printCached(document: DocumentNode): string {
   return text;
 }
 
+/** The operations sent over HTTP; subscriptions go over graphql-ws. */
+export type HttpOperation = 'query' | 'mutation';
+
+/** Told by the registry when a client's subscriptions start using or stop using connections. */
+export interface ClientHooks {
+  onBusy(client: RemoteClient): void;
+  onIdle(client: RemoteClient): void;
+}
+
 /** Talks to one remote: introspection, queries and mutations over HTTP, subscriptions over graphql-ws. */
 export class RemoteClient {
   readonly name: string;
   readonly definition: ResolvedDefinition;
+  /** The remote's URL without user, password, query string and fragment (computed once). */
+  readonly publicUrl: string;
   readonly subscriptions: SubscriptionPool;
   readonly #options: NormalizedOptions;
   readonly #policy: HeaderPolicy;
 
   readonly #transport: Transport;
 
-  constructor(name: string, definition: ResolvedDefinition, options: NormalizedOptions, transport: Transport) {
+  constructor(
+    name: string,
+    definition: ResolvedDefinition,
+    options: NormalizedOptions,
+    transport: Transport,
+    hooks?: ClientHooks,
+  ) {
     this.name = name;
     this.#transport = transport;
     this.definition = definition;
+    this.publicUrl = redactUrl(definition.url);
     this.#options = options;
     this.#policy = {
       sessionVariablePrefix: options.sessionVariablePrefix,
       adminSecretHeader: options.adminSecretHeader,
     };
-    this.subscriptions = new SubscriptionPool(definition.url, definition.timeoutMs, options.logger);
+    this.subscriptions = new SubscriptionPool({
+      url: definition.url,
+      publicUrl: this.publicUrl,
+      timeoutMs: definition.timeoutMs,
+      logger: options.logger,
+      maxMessageBytes: options.maxResponseBytes,
+      maxConnections: options.maxSubscriptionConnectionsPerRemote,
+      ...(hooks ? { onBusy: () => hooks.onBusy(this), onIdle: () => hooks.onIdle(this) } : {}),
+    });
   }
 
-  /** The headers a request in `context` sends to this remote (CONTRACT 6). */
-  headersFor(context: unknown): Record<string, string> {
+  /** The headers a request with `session` in `context` sends to this remote. */
+  #headers(session: ForwardedSession | undefined, context: unknown): Record<string, string> {
     return forwardedHeaders(
       {
         configured: configuredHeaders(this.definition),
         forwardClientHeaders: this.definition.forwardClientHeaders,
-        session: context === undefined ? undefined : this.#options.getSession(context),
+        session,
         clientHeaders: context === undefined ? undefined : this.#options.getClientHeaders(context),
       },
       this.#policy,
     );
   }
 
+  #session(context: unknown): ForwardedSession | undefined {
+    return context === undefined ? undefined : this.#options.getSession(context);
+  }
+
+  /** A query or mutation of the client request whose GraphQL context is `context`. */
+  send(body: GraphQLRequestBody, context: unknown, operation: HttpOperation): Promise<ExecutionResult> {
+    const session = this.#session(context);
+    return this.post(body, this.#headers(session, context), operation, session?.isAdmin === true);
+  }
+
+  /** A subscription of the client request whose GraphQL context is `context`. */
+  subscribe(body: GraphQLRequestBody, context: unknown): AsyncIterableIterator<ExecutionResult> {
+    const session = this.#session(context);
+    return this.subscriptions.subscribe(body, this.#headers(session, context), session?.isAdmin === true);
+  }
+
   /**
-   * One POST to the remote, bounded by `timeout_seconds`. Never rejects: a failed call, a timeout
-   * or an answer that is not a GraphQL response becomes the `remote-schema-error` result.
+   * One POST to the remote, bounded by `timeout_seconds`. Never rejects: a failed call, a timeout,
+   * an answer over `maxResponseBytes` or one that is not a GraphQL response becomes the
+   * `remote-schema-error` result, which names the URL as configured for admin (`admin`) and
+   * without credentials for anyone else. Only a query may be sent twice (see `Transport`).
    */
-  async post(body: GraphQLRequestBody, headers: Record<string, string>): Promise<ExecutionResult> {
+  async post(body: GraphQLRequestBody, headers: Record<string, string>, operation: HttpOperation, admin: boolean): Promise<ExecutionResult> {
     const { url, timeoutMs } = this.definition;
     try {
       const response = await this.#transport(
@@ -72,42 +117,50 @@ export class RemoteClient {
         { accept: 'application/graphql-response+json, application/json', ...headers, 'content-type': 'application/json' },
         JSON.stringify(body),
         timeoutMs,
+        operation === 'query',
       );
       const json = parseGraphQLResponse(response.text, body.query);
       if (json) return json;
-      this.#options.logger.warn(`remote schema "${this.name}": answer from "${url}" is not a GraphQL response (status ${response.status})`);
+      this.#options.logger.warn(
+        `remote schema "${this.name}": answer from "${this.publicUrl}" is not a GraphQL response (status ${response.status})`,
+      );
     } catch (error) {
-      this.#options.logger.warn(`remote schema "${this.name}": request to "${url}" failed:`, describeError(error));
+      this.#options.logger.warn(`remote schema "${this.name}": request to "${this.publicUrl}" failed:`, describeError(error));
     }
-    return { errors: [remoteCallError(url)] };
+    return { errors: [remoteCallError(admin ? url : this.publicUrl)] };
   }
 
   /** The executor used by delegation (customized remotes, or operations that mix sources). */
   readonly executor: Executor = ((request: ExecutionRequest) => {
-    const headers = this.headersFor(request.context);
     const body: GraphQLRequestBody = {
       query: printCached(request.document),
       variables: request.variables ?? null,
       operationName: request.operationName ?? null,
     };
-    if (request.operationType === 'subscription') {
-      return this.subscriptions.subscribe(body, headers);
-    }
-    return this.post(body, headers);
+    if (request.operationType === 'subscription') return this.subscribe(body, request.context);
+    return this.send(body, request.context, request.operationType === 'mutation' ? 'mutation' : 'query');
   }) as Executor;
 
-  /** The remote's introspection result; throws `remote-schema-error` when it cannot be had. */
+  /**
+   * The remote's introspection result; throws `remote-schema-error` when it cannot be had. The
+   * message names the URL without credentials: it reaches the metadata API's answers and logs.
+   */
   async introspect(): Promise<ExecutionResult> {
-    const result = await this.post({ query: getIntrospectionQuery() }, forwardedHeaders(
-      { configured: configuredHeaders(this.definition), forwardClientHeaders: false, session: undefined, clientHeaders: undefined },
-      this.#policy,
-    ));
+    const result = await this.post(
+      { query: getIntrospectionQuery() },
+      forwardedHeaders(
+        { configured: configuredHeaders(this.definition), forwardClientHeaders: false, session: undefined, clientHeaders: undefined },
+        this.#policy,
+      ),
+      'query',
+      false,
+    );
     if (result.errors?.length || !result.data) {
       const first = result.errors?.[0];
       const message = first?.message ?? 'the introspection result has no data';
       throw new RemoteSchemaError(
         'remote-schema-error',
-        first?.extensions?.['code'] === 'remote-schema-error' ? message : `introspection of "${this.definition.url}" failed: ${message}`,
+        first?.extensions?.['code'] === 'remote-schema-error' ? message : `introspection of "${this.publicUrl}" failed: ${message}`,
       );
     }
     return result;
@@ -137,11 +190,12 @@ function parseGraphQLResponse(text: string, query: string): ExecutionResult | un
   return result;
 }
 
+/** An error for a log line, any URL in it without credentials. */
 export function describeError(error: unknown): string {
   if (error instanceof Error) {
     const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
-    return `${error.name}: ${error.message}${cause}`;
+    return redactUrls(`${error.name}: ${error.message}${cause}`);
   }
-  return String(error);
+  return redactUrls(String(error));
 }
 

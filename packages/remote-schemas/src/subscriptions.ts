@@ -3,6 +3,7 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { remoteCallError, toGraphQLError } from './errors.js';
 import type { Logger } from './options.js';
+import { redactUrls } from './redact.js';
 
 interface PooledClient {
   client: Client;
@@ -15,9 +16,48 @@ export interface SubscribePayload {
   operationName?: string | null | undefined;
 }
 
-/** `http(s)://` → `ws(s)://`, the rest of the URL unchanged. */
+/**
+ * `http(s)://` → `ws(s)://`, the rest of the URL unchanged but the fragment, which is never sent
+ * and which `ws` refuses.
+ */
 export function toWebSocketUrl(url: string): string {
-  return url.replace(/^http/i, 'ws');
+  const hash = url.indexOf('#');
+  return (hash === -1 ? url : url.slice(0, hash)).replace(/^http/i, 'ws');
+}
+
+/** How graphql-ws constructs its socket: `new WebSocketImpl(url, protocol)`. */
+type WebSocketConstructor = new (address: string | URL, protocols?: string | string[]) => WebSocket;
+
+/**
+ * `ws` with a `maxPayload`: a message over it is refused from its frame header, before it is
+ * buffered, and the connection closes (1009). With a `handshakeTimeout` too: a remote that accepts
+ * the connection but never answers the upgrade must not hold a subscription (and a connection slot)
+ * forever; graphql-ws's own `connectionAckWaitTimeout` only starts once the socket is open.
+ * graphql-ws passes no options to the socket it constructs, so they travel in a subclass.
+ */
+export function boundedWebSocket(maxPayload: number, handshakeTimeout: number): WebSocketConstructor {
+  return class BoundedWebSocket extends WebSocket {
+    constructor(address: string | URL, protocols?: string | string[]) {
+      super(address, protocols, { maxPayload, handshakeTimeout });
+    }
+  };
+}
+
+export interface SubscriptionPoolOptions {
+  /** The remote's URL as configured (`http(s)://`). */
+  url: string;
+  /** The same without credentials: for errors shown to anyone but admin, and for logs. */
+  publicUrl: string;
+  timeoutMs: number;
+  logger: Logger;
+  /** The largest message taken from the remote, in bytes. */
+  maxMessageBytes: number;
+  /** Upstream connections at most (one per distinct header set). */
+  maxConnections: number;
+  /** Called when the first upstream connection opens (the pool was empty). */
+  onBusy?: () => void;
+  /** Called when the last upstream connection closed because its last subscriber left. */
+  onIdle?: () => void;
 }
 
 /**
@@ -27,17 +67,17 @@ export function toWebSocketUrl(url: string): string {
  */
 export class SubscriptionPool {
   readonly #clients = new Map<string, PooledClient>();
+  readonly #options: SubscriptionPoolOptions;
   readonly #wsUrl: string;
-  readonly #httpUrl: string;
-  readonly #timeoutMs: number;
-  readonly #logger: Logger;
+  readonly #publicWsUrl: string;
+  readonly #webSocketImpl: WebSocketConstructor;
   #disposed = false;
 
-  constructor(httpUrl: string, timeoutMs: number, logger: Logger) {
-    this.#httpUrl = httpUrl;
-    this.#wsUrl = toWebSocketUrl(httpUrl);
-    this.#timeoutMs = timeoutMs;
-    this.#logger = logger;
+  constructor(options: SubscriptionPoolOptions) {
+    this.#options = options;
+    this.#wsUrl = toWebSocketUrl(options.url);
+    this.#publicWsUrl = toWebSocketUrl(options.publicUrl);
+    this.#webSocketImpl = boundedWebSocket(options.maxMessageBytes, options.timeoutMs);
   }
 
   /** Number of open upstream clients (for tests and diagnostics). */
@@ -45,22 +85,28 @@ export class SubscriptionPool {
     return this.#clients.size;
   }
 
-  #acquire(headers: Record<string, string>): [string, PooledClient] {
+  #failure(admin: boolean): ExecutionResult {
+    return { errors: [remoteCallError(admin ? this.#options.url : this.#options.publicUrl)] };
+  }
+
+  #acquire(headers: Record<string, string>): [string, PooledClient] | undefined {
     const key = JSON.stringify(Object.entries(headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     let pooled = this.#clients.get(key);
     if (!pooled) {
+      if (this.#clients.size >= this.#options.maxConnections) return undefined;
       pooled = {
         client: createClient({
           url: this.#wsUrl,
-          webSocketImpl: WebSocket,
+          webSocketImpl: this.#webSocketImpl,
           connectionParams: { headers },
           lazy: true,
           retryAttempts: 0,
-          connectionAckWaitTimeout: this.#timeoutMs,
+          connectionAckWaitTimeout: this.#options.timeoutMs,
         }),
         subscribers: 0,
       };
       this.#clients.set(key, pooled);
+      if (this.#clients.size === 1) this.#options.onBusy?.();
     }
     pooled.subscribers++;
     return [key, pooled];
@@ -71,19 +117,29 @@ export class SubscriptionPool {
     if (pooled.subscribers === 0 && this.#clients.get(key) === pooled) {
       this.#clients.delete(key);
       void pooled.client.dispose();
+      if (this.#clients.size === 0) this.#options.onIdle?.();
     }
   }
 
   /**
-   * Results of one subscription on the remote; a connection failure ends it with one error result.
+   * Results of one subscription on the remote; a connection failure ends it with one error result,
+   * which names the remote's URL as configured for admin (`admin`) and without credentials for
+   * anyone else.
    * Written as a plain iterator, not an async generator: a generator that waits for the remote's
    * next event cannot be returned early, and a client that leaves must free the socket at once.
    */
-  subscribe(payload: SubscribePayload, headers: Record<string, string>): AsyncIterableIterator<ExecutionResult> {
+  subscribe(payload: SubscribePayload, headers: Record<string, string>, admin: boolean): AsyncIterableIterator<ExecutionResult> {
     const done: IteratorResult<ExecutionResult> = { done: true, value: undefined };
-    if (this.#disposed) {
+    const acquired = this.#disposed ? undefined : this.#acquire(headers);
+    if (!acquired) {
+      if (!this.#disposed) {
+        this.#options.logger.warn(
+          `remote subscription to "${this.#publicWsUrl}" refused: ${this.#options.maxConnections} upstream connections ` +
+            'are open already (maxSubscriptionConnectionsPerRemote)',
+        );
+      }
       let sent = false;
-      const failure = { errors: [remoteCallError(this.#httpUrl)] };
+      const failure = this.#failure(admin);
       return {
         next: async () => (sent ? done : ((sent = true), { done: false, value: failure })),
         return: async () => done,
@@ -92,7 +148,7 @@ export class SubscriptionPool {
         },
       };
     }
-    const [key, pooled] = this.#acquire(headers);
+    const [key, pooled] = acquired;
     const upstream = pooled.client.iterate({
       query: payload.query,
       variables: payload.variables ?? null,
@@ -122,8 +178,8 @@ export class SubscriptionPool {
         } catch (error) {
           if (finished) return done;
           finish();
-          this.#logger.warn(`remote subscription to "${this.#wsUrl}" failed:`, describe(error));
-          return { done: false, value: { errors: [remoteCallError(this.#httpUrl)] } };
+          this.#options.logger.warn(`remote subscription to "${this.#publicWsUrl}" failed:`, describe(error));
+          return { done: false, value: this.#failure(admin) };
         }
       },
       return: async () => {
@@ -149,11 +205,16 @@ export class SubscriptionPool {
   }
 }
 
+/** What went wrong, for a log line: an `Error`, a socket's `ErrorEvent`, or a `CloseEvent`. */
 function describe(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (error && typeof error === 'object' && 'code' in error) {
-    const event = error as { code: unknown; reason?: unknown };
-    return `connection closed with ${String(event.code)} ${String(event.reason ?? '')}`.trim();
+  if (error instanceof Error) return redactUrls(error.message);
+  if (error && typeof error === 'object') {
+    const event = error as { code?: unknown; reason?: unknown; message?: unknown; error?: unknown };
+    if (event.error instanceof Error) return redactUrls(event.error.message);
+    if (typeof event.message === 'string') return redactUrls(event.message);
+    if (event.code !== undefined) {
+      return redactUrls(`connection closed with ${String(event.code)} ${String(event.reason ?? '')}`.trim());
+    }
   }
-  return String(error);
+  return redactUrls(String(error));
 }

@@ -1,17 +1,24 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
 
 export interface TransportResponse {
   status: number;
   text: string;
 }
 
-/** One POST to a remote; rejects on network failure or when `timeoutMs` passes. */
+/**
+ * One POST to a remote; rejects on network failure, when `timeoutMs` passes, or when the answer is
+ * larger than the transport's limit. `resendable`: the request may be sent once more when a reused
+ * keep-alive socket turns out to be closed before any byte of the answer arrived (true for queries
+ * only: a mutation that may have reached the remote is never sent again).
+ */
 export type Transport = (
   url: string,
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
+  resendable: boolean,
 ) => Promise<TransportResponse>;
 
 export interface DisposableTransport {
@@ -19,12 +26,48 @@ export interface DisposableTransport {
   dispose(): void;
 }
 
+export interface TransportLimits {
+  /** The largest answer read, in bytes; a larger one fails the call before it is buffered. */
+  maxResponseBytes: number;
+  /** Sockets per remote origin (default transport only); further calls queue. */
+  maxSocketsPerRemote: number;
+}
+
+export function responseTooLarge(maxBytes: number): Error {
+  return new Error(`the answer is larger than ${maxBytes} bytes`);
+}
+
+async function readBounded(response: Response, maxBytes: number): Promise<string> {
+  const body = response.body;
+  if (Number(response.headers.get('content-length')) > maxBytes) {
+    void body?.cancel().catch(() => {});
+    throw responseTooLarge(maxBytes);
+  }
+  if (!body) return '';
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let received = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    received += value.byteLength;
+    if (received > maxBytes) {
+      // Cancelling the stream aborts the download: nothing past the limit is read.
+      void reader.cancel().catch(() => {});
+      throw responseTooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, received).toString('utf8');
+}
+
 /** A transport over a caller-provided `fetch` (option `fetch`). */
-export function fetchTransport(fetchFn: typeof fetch): DisposableTransport {
+export function fetchTransport(fetchFn: typeof fetch, limits: Pick<TransportLimits, 'maxResponseBytes'>): DisposableTransport {
+  const { maxResponseBytes } = limits;
   return {
     async post(url, headers, body, timeoutMs) {
       const response = await fetchFn(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
-      return { status: response.status, text: await response.text() };
+      return { status: response.status, text: await readBounded(response, maxResponseBytes) };
     },
     dispose() {},
   };
@@ -34,10 +77,13 @@ export function fetchTransport(fetchFn: typeof fetch): DisposableTransport {
  * The default transport: `node:http(s)` with keep-alive agents. On the proxy path it costs a good
  * deal less CPU per request than `fetch` (no WHATWG streams, no abort signal objects).
  */
-export function nodeTransport(): DisposableTransport {
-  const http = new HttpAgent({ keepAlive: true });
-  const https = new HttpsAgent({ keepAlive: true });
-  const send = (url: string, headers: Record<string, string>, payload: Buffer, timeoutMs: number, retried: boolean) =>
+export function nodeTransport(limits: TransportLimits): DisposableTransport {
+  const { maxResponseBytes, maxSocketsPerRemote } = limits;
+  // `maxSockets` is per origin: a flood of client requests queues here instead of opening
+  // unbounded sockets to one remote; the timer of each call runs while it waits.
+  const http = new HttpAgent({ keepAlive: true, maxSockets: maxSocketsPerRemote });
+  const https = new HttpsAgent({ keepAlive: true, maxSockets: maxSocketsPerRemote });
+  const send = (url: string, headers: Record<string, string>, payload: Buffer, timeoutMs: number, resendable: boolean) =>
     new Promise<TransportResponse>((resolve, reject) => {
       const secure = url.startsWith('https:');
       const request = (secure ? httpsRequest : httpRequest)(url, {
@@ -48,33 +94,66 @@ export function nodeTransport(): DisposableTransport {
       const timer = setTimeout(() => {
         request.destroy(new Error(`no answer within ${timeoutMs} ms`));
       }, timeoutMs);
-      request.once('error', (error: NodeJS.ErrnoException) => {
+      const fail = (error: Error) => {
         clearTimeout(timer);
+        reject(error);
+      };
+      let socket: Socket | undefined;
+      let readBefore = 0;
+      if (resendable) {
+        request.once('socket', (assigned: Socket) => {
+          socket = assigned;
+          readBefore = assigned.bytesRead;
+        });
+      }
+      // `on`, not `once`: destroying a request after a first error may emit another.
+      request.on('error', (error: NodeJS.ErrnoException) => {
         // A kept-alive socket the remote closed (idle timeout) just as we reused it: the remote
-        // dropped the connection without reading the request; send it once more on a fresh socket,
-        // as Node's documentation advises for `reusedSocket`.
-        if (!retried && request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) {
-          send(url, headers, payload, timeoutMs, true).then(resolve, reject);
+        // dropped the connection, most likely without reading the request; a query is sent once
+        // more on a fresh socket, as Node's documentation advises for `reusedSocket`, but only when
+        // not a byte of the answer came back. Never a mutation: the remote may have run it.
+        if (
+          resendable &&
+          request.reusedSocket &&
+          (error.code === 'ECONNRESET' || error.code === 'EPIPE') &&
+          socket !== undefined &&
+          socket.bytesRead === readBefore
+        ) {
+          resendable = false;
+          clearTimeout(timer);
+          send(url, headers, payload, timeoutMs, false).then(resolve, reject);
           return;
         }
-        reject(error);
+        fail(error);
       });
       request.once('response', (response: IncomingMessage) => {
+        if (Number(response.headers['content-length']) > maxResponseBytes) {
+          fail(responseTooLarge(maxResponseBytes));
+          request.destroy();
+          return;
+        }
         const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.once('error', (error) => {
-          clearTimeout(timer);
-          reject(error);
+        let received = 0;
+        response.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (received > maxResponseBytes) {
+            fail(responseTooLarge(maxResponseBytes));
+            // Closes the socket: the rest of the answer is never read.
+            request.destroy();
+            return;
+          }
+          chunks.push(chunk);
         });
+        response.on('error', fail);
         response.once('end', () => {
           clearTimeout(timer);
-          resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+          resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks, received).toString('utf8') });
         });
       });
       request.end(payload);
     });
   return {
-    post: (url, headers, body, timeoutMs) => send(url, headers, Buffer.from(body), timeoutMs, false),
+    post: (url, headers, body, timeoutMs, resendable) => send(url, headers, Buffer.from(body), timeoutMs, resendable),
     dispose() {
       http.destroy();
       https.destroy();

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createRemoteSchemaRegistry } from '../src/index.js';
+import { normalizeOptions } from '../src/options.js';
 import { memoryLogger } from './utils/fixtures.js';
 
 let sample: RunningRemote;
@@ -57,5 +58,36 @@ describe('createRemoteSchemaRegistry options', () => {
     } finally {
       await registry.dispose();
     }
+  });
+});
+
+describe('limits', () => {
+  it('default to 64 MiB per answer, 128 sockets and 100 subscription connections per remote', () => {
+    expect(normalizeOptions({})).toMatchObject({
+      maxResponseBytes: 67108864,
+      maxSocketsPerRemote: 128,
+      maxSubscriptionConnectionsPerRemote: 100,
+    });
+  });
+
+  it.each(['maxResponseBytes', 'maxSocketsPerRemote', 'maxSubscriptionConnectionsPerRemote'] as const)(
+    'refuses a %s that is not a positive integer',
+    (name) => {
+      for (const value of [0, -1, 1.5, Number.POSITIVE_INFINITY, '10']) {
+        expect(() => createRemoteSchemaRegistry({ [name]: value as number })).toThrow(
+          new TypeError(`createRemoteSchemaRegistry: expected "${name}" to be a positive integer, but got ${String(value)}`),
+        );
+      }
+    },
+  );
+});
+
+describe('the default getSession', () => {
+  const session = (value: unknown) => normalizeOptions({}).getSession({ session: value });
+
+  it('takes isAdmin from context.session, true only when it is true', () => {
+    expect(session({ role: 'admin', variables: {}, isAdmin: true })).toEqual({ role: 'admin', variables: {}, isAdmin: true });
+    expect(session({ role: 'admin', variables: {} })).toEqual({ role: 'admin', variables: {}, isAdmin: false });
+    expect(session({ role: 'user', variables: {}, isAdmin: 'true' })).toEqual({ role: 'user', variables: {}, isAdmin: false });
   });
 });

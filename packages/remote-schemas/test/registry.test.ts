@@ -3,7 +3,8 @@ import type { GraphQLSchema } from 'graphql';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createRemoteSchemaRegistry, type RemoteSchemaRegistry } from '../src/index.js';
 import { startGateway } from './utils/gateway.js';
-import { freePort, json, memoryLogger, sampleIntrospection, startStub, type StubServer } from './utils/fixtures.js';
+import { keptClientCount } from '../src/registry.js';
+import { freePort, json, memoryLogger, sampleIntrospection, startStub, waitFor, type StubServer } from './utils/fixtures.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -264,5 +265,36 @@ describe('background retry', () => {
     const attempts = failing.requests;
     await new Promise((r) => setTimeout(r, 120));
     expect(failing.requests).toBe(attempts);
+  });
+});
+
+describe('a replaced remote with open subscriptions', () => {
+  it('is kept while they run and let go when the last of them ends', async () => {
+    const registry = registryFor({ retry: false });
+    const gateway = await startGateway(registry);
+    cleanups.push(() => gateway.close());
+    const entries = [{ name: 'sample', definition: { url: sample.url } }];
+    registry.commit(await registry.plan(entries));
+    expect(keptClientCount(registry)).toBe(1);
+    const subscriptions = [];
+    for (let reload = 1; reload <= 3; reload++) {
+      const iterator = gateway.wsClient().iterate({ query: 'subscription { countdown(from: 1000, intervalMs: 20) }' });
+      expect(await iterator.next()).toEqual({ done: false, value: { data: { countdown: 1000 } } });
+      subscriptions.push(iterator);
+      // A reload replaces the client; the subscription keeps running on the one it started on.
+      registry.commit(await registry.plan(entries, { reload: 'all' }));
+      expect(keptClientCount(registry)).toBe(1 + reload);
+    }
+    for (const [index, iterator] of subscriptions.entries()) {
+      expect((await iterator.next()).done).toBe(false);
+      await iterator.return?.();
+      expect(await waitFor(() => keptClientCount(registry) === 3 - index)).toBe(true);
+    }
+    expect(await waitFor(() => sample.openSockets() === 0)).toBe(true);
+    // The live client stays, and serves a new subscription.
+    const values: unknown[] = [];
+    for await (const result of gateway.wsClient().iterate({ query: 'subscription { countdown(from: 1) }' })) values.push(result);
+    expect(values).toEqual([{ data: { countdown: 1 } }, { data: { countdown: 0 } }]);
+    expect(keptClientCount(registry)).toBe(1);
   });
 });

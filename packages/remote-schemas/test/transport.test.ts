@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeTransport } from '../src/transport.js';
 
+const limits = { maxResponseBytes: 1024 * 1024, maxSocketsPerRemote: 8 };
+
 /**
  * A remote that answers the first request of every connection and drops the connection on the
  * next one, as a server does whose keep-alive timeout fires just as the client reuses the socket.
@@ -38,10 +40,10 @@ afterAll(async () => {
 
 describe('the default transport', () => {
   it('sends a request once more when the remote drops a kept-alive connection', async () => {
-    const transport = nodeTransport();
+    const transport = nodeTransport(limits);
     try {
-      const first = await transport.post(url, { 'content-type': 'application/json' }, '{"query":"1"}', 5000);
-      const second = await transport.post(url, { 'content-type': 'application/json' }, '{"query":"2"}', 5000);
+      const first = await transport.post(url, { 'content-type': 'application/json' }, '{"query":"1"}', 5000, true);
+      const second = await transport.post(url, { 'content-type': 'application/json' }, '{"query":"2"}', 5000, true);
       expect([first, second]).toEqual([
         { status: 200, text: '{"data":{"n":1}}' },
         { status: 200, text: '{"data":{"n":2}}' },
@@ -52,13 +54,56 @@ describe('the default transport', () => {
     }
   });
 
+  it('never sends again a request that may not be resent', async () => {
+    const transport = nodeTransport(limits);
+    answered.length = 0;
+    try {
+      await transport.post(url, {}, '{"query":"1"}', 5000, false);
+      await expect(transport.post(url, {}, '{"mutation":"2"}', 5000, false)).rejects.toMatchObject({ code: 'ECONNRESET' });
+      expect(answered).toEqual(['{"query":"1"}']);
+    } finally {
+      transport.dispose();
+    }
+  });
+
+  it('does not send a query again once a byte of the answer arrived', async () => {
+    const requests: number[] = [];
+    const perSocket = new WeakMap<Socket, number>();
+    const partial = createServer((req, res) => {
+      const count = (perSocket.get(req.socket) ?? 0) + 1;
+      perSocket.set(req.socket, count);
+      requests.push(count);
+      req.resume();
+      req.on('end', () => {
+        if (count === 1) {
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":{}}');
+          return;
+        }
+        // Half a status line, then the connection is gone.
+        req.socket.end('HTTP/1.1 20');
+      });
+    });
+    await new Promise<void>((resolve) => partial.listen(0, '127.0.0.1', resolve));
+    const transport = nodeTransport(limits);
+    try {
+      const partialUrl = `http://127.0.0.1:${(partial.address() as AddressInfo).port}/`;
+      await transport.post(partialUrl, {}, '{}', 5000, true);
+      await expect(transport.post(partialUrl, {}, '{}', 5000, true)).rejects.toThrow();
+      expect(requests).toEqual([1, 2]);
+    } finally {
+      transport.dispose();
+      partial.closeAllConnections();
+      await new Promise((resolve) => partial.close(resolve));
+    }
+  });
+
   it('gives up after the timeout', async () => {
     const silent = createServer(() => {});
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const transport = nodeTransport();
+    const transport = nodeTransport(limits);
     try {
       const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`;
-      await expect(transport.post(silentUrl, {}, '{}', 100)).rejects.toThrow('no answer within 100 ms');
+      await expect(transport.post(silentUrl, {}, '{}', 100, true)).rejects.toThrow('no answer within 100 ms');
     } finally {
       transport.dispose();
       silent.closeAllConnections();

@@ -1,0 +1,260 @@
+import type { ServerResponse } from 'node:http';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createSchema } from 'graphql-yoga';
+import { startSampleRemote, startSchemaServer, type RunningRemote } from '@svc-graphql/sample-remotes';
+import { createRemoteSchemaRegistry, type RemoteSchemaEntry, type RemoteSchemaRegistryOptions } from '../src/index.js';
+import { startGateway, type Gateway } from './utils/gateway.js';
+import { memoryLogger, startStubRemote, waitFor, type StubRemote } from './utils/fixtures.js';
+
+const MiB = 1024 * 1024;
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()?.();
+});
+
+let sample: RunningRemote;
+beforeAll(async () => {
+  sample = await startSampleRemote({ name: 'sample' });
+});
+afterAll(() => sample.close());
+
+function remoteError(url: string) {
+  return { message: `HTTP exception occurred while sending the request to "${url}"`, extensions: { code: 'remote-schema-error', path: '$' } };
+}
+
+async function stubRemote(handler: Parameters<typeof startStubRemote>[0]): Promise<StubRemote> {
+  const stub = await startStubRemote(handler);
+  cleanups.push(() => stub.close());
+  return stub;
+}
+
+/** A registry serving `entries` behind a test gateway, all closed after the test. */
+async function serve(entries: RemoteSchemaEntry[], options: RemoteSchemaRegistryOptions = {}) {
+  const logger = memoryLogger();
+  const registry = createRemoteSchemaRegistry({ logger, retry: false, ...options });
+  const gateway = await startGateway(registry);
+  cleanups.push(() => registry.dispose(), () => gateway.close());
+  const plan = await registry.plan(entries);
+  expect(plan.problems).toEqual([]);
+  registry.commit(plan);
+  return { registry, gateway, logger };
+}
+
+interface Streamed {
+  /** Bytes of the body written before the connection closed, or all of them. */
+  written: number;
+  completed: boolean;
+}
+
+/**
+ * Answers `{"data":{"hello":"xxx…"}}` of `total` bytes in 64 KiB chunks, following backpressure, so
+ * that it never holds more than a chunk; stops as soon as the client closes the connection.
+ */
+function streamHuge(res: ServerResponse, total: number, log: Streamed[]): void {
+  const entry: Streamed = { written: 0, completed: false };
+  log.push(entry);
+  const chunk = Buffer.alloc(64 * 1024, 'x');
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.write('{"data":{"hello":"');
+  const pump = () => {
+    while (!res.destroyed && entry.written < total) {
+      entry.written += chunk.length;
+      if (!res.write(chunk)) {
+        res.once('drain', pump);
+        return;
+      }
+    }
+    if (!res.destroyed) {
+      entry.completed = true;
+      res.end('"}}');
+    }
+  };
+  res.on('close', () => res.removeAllListeners('drain'));
+  pump();
+}
+
+describe('an answer larger than maxResponseBytes', () => {
+  for (const transport of ['node:http', 'fetch'] as const) {
+    const options: RemoteSchemaRegistryOptions = transport === 'fetch' ? { fetch: globalThis.fetch } : {};
+
+    it(`fails that call only, read no further than the default 64 MiB (${transport}, 100 MiB streamed)`, async () => {
+      const streamed: Streamed[] = [];
+      const huge = await stubRemote(({ res }) => streamHuge(res, 100 * MiB, streamed));
+      const { gateway, logger } = await serve(
+        [
+          { name: 'sample', definition: { url: sample.url } },
+          { name: 'huge', definition: { url: huge.url, customization: { root_fields_namespace: 'huge' } } },
+        ],
+        options,
+      );
+      const response = await gateway.post({ query: '{ hello huge { hello } }' });
+      expect(response.status).toBe(200);
+      expect(response.body.data).toEqual({ hello: 'Hello, world!', huge: null });
+      expect(response.body.errors).toEqual([{ ...remoteError(huge.url), path: ['huge'] }]);
+      // The connection was closed under the remote: it never got to write the whole body.
+      expect(await waitFor(() => streamed.length === 1 && !streamed[0]!.completed)).toBe(true);
+      expect(streamed[0]!.written).toBeLessThan(100 * MiB);
+      expect(logger.lines.some((l) => l.includes(`the answer is larger than ${64 * MiB} bytes`))).toBe(true);
+      // The gateway keeps serving, the same remote included.
+      expect(await gateway.post({ query: '{ hello }' })).toEqual({ status: 200, body: { data: { hello: 'Hello, world!' } } });
+    });
+
+    it(`fails at once when Content-Length declares too much (${transport})`, async () => {
+      const declared = await stubRemote(({ res }) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(2 * MiB) });
+        // ... and then nothing more: only the declared length can end this call before the timeout.
+        res.write('{"data":');
+      });
+      const { gateway } = await serve(
+        [{ name: 'declared', definition: { url: declared.url, timeout_seconds: 10 } }],
+        { ...options, maxResponseBytes: MiB },
+      );
+      const started = performance.now();
+      const response = await gateway.post({ query: '{ hello }' });
+      expect(performance.now() - started).toBeLessThan(2000);
+      expect(response).toEqual({ status: 200, body: { errors: [remoteError(declared.url)] } });
+    });
+  }
+
+  it('makes introspection fail with remote-schema-error', async () => {
+    const logger = memoryLogger();
+    const registry = createRemoteSchemaRegistry({ logger, retry: false, maxResponseBytes: 1000 });
+    cleanups.push(() => registry.dispose());
+    const plan = await registry.plan([{ name: 'sample', definition: { url: sample.url } }]);
+    expect(plan.problems).toEqual([
+      { name: 'sample', code: 'remote-schema-error', message: `HTTP exception occurred while sending the request to "${sample.url}"` },
+    ]);
+    expect(logger.lines.some((l) => l.includes('the answer is larger than 1000 bytes'))).toBe(true);
+  });
+
+  it('ends a subscription whose remote sends one larger message', async () => {
+    const schema = createSchema({
+      typeDefs: 'type Query { ok: String } type Subscription { big: String }',
+      resolvers: {
+        Query: { ok: () => 'ok' },
+        Subscription: {
+          big: {
+            async *subscribe() {
+              yield { big: 'small' };
+              yield { big: 'x'.repeat(2 * MiB) };
+              yield { big: 'never seen' };
+            },
+          },
+        },
+      },
+    });
+    const remote = await startSchemaServer(schema);
+    cleanups.push(() => remote.close());
+    const { gateway, logger } = await serve([{ name: 'big', definition: { url: remote.url } }], { maxResponseBytes: MiB });
+    const values: unknown[] = [];
+    for await (const result of gateway.wsClient().iterate({ query: 'subscription { big }' })) values.push(result);
+    expect(values).toEqual([{ data: { big: 'small' } }, { errors: [remoteError(remote.url)] }]);
+    expect(logger.lines).toContain(`warn remote subscription to "${remote.wsUrl}" failed: Max payload size exceeded`);
+    expect(await gateway.post({ query: '{ ok }' })).toEqual({ status: 200, body: { data: { ok: 'ok' } } });
+  });
+});
+
+describe('timeout_seconds', () => {
+  it('bounds the WebSocket handshake of a subscription too', async () => {
+    const silent = await startStubRemote(() => {}, { onOtherRequest: () => {} });
+    cleanups.push(() => silent.close());
+    const { gateway } = await serve([{ name: 'silent', definition: { url: silent.url, timeout_seconds: 0.3 } }]);
+    const started = performance.now();
+    const values: unknown[] = [];
+    for await (const result of gateway.wsClient().iterate({ query: 'subscription { countdown(from: 1) }' })) values.push(result);
+    expect(values).toEqual([{ errors: [remoteError(silent.url)] }]);
+    expect(performance.now() - started).toBeLessThan(3000);
+  });
+});
+
+describe('a call that may have reached the remote', () => {
+  /**
+   * Answers the first request of each connection and, on a reused connection, reads the request in
+   * full and then drops the connection without a byte of answer.
+   */
+  const dropsReused = () =>
+    stubRemote(({ requestOnConnection, req, answer }) => {
+      if (requestOnConnection > 1) req.socket.destroy();
+      else answer();
+    });
+
+  const cases: Array<[string, RemoteSchemaEntry['definition'], string]> = [
+    ['fast path', {}, 'mutation { addMessage(input: {text: "once"}) { text } }'],
+    ['delegation', { customization: { root_fields_namespace: 'ns' } }, 'mutation { ns { addMessage(input: {text: "once"}) { text } } }'],
+  ];
+  it.each(cases)('is never sent again for a mutation (%s)', async (_, definition, mutation) => {
+    const remote = await dropsReused();
+    // Introspection is the first request on the connection the mutation then reuses.
+    const { gateway } = await serve([{ name: 'drops', definition: { url: remote.url, ...definition } }]);
+    const response = await gateway.post({ query: mutation });
+    expect(response.status).toBe(200);
+    expect(response.body.errors).toEqual([
+      definition.customization ? { ...remoteError(remote.url), path: ['ns'] } : remoteError(remote.url),
+    ]);
+    expect(remote.operations).toHaveLength(1);
+    expect(remote.operations[0]).toMatchObject({ query: expect.stringContaining('addMessage'), requestOnConnection: 2 });
+  });
+
+  const queries: Array<[string, RemoteSchemaEntry['definition'], string, unknown]> = [
+    ['fast path', {}, '{ hello }', { hello: 'Hello, world!' }],
+    ['delegation', { customization: { root_fields_namespace: 'ns' } }, '{ ns { hello } }', { ns: { hello: 'Hello, world!' } }],
+  ];
+  it.each(queries)('is sent once more for a query whose reused connection was dropped before any answer (%s)', async (_, definition, query, data) => {
+    const remote = await dropsReused();
+    const { gateway } = await serve([{ name: 'drops', definition: { url: remote.url, ...definition } }]);
+    expect(await gateway.post({ query })).toEqual({ status: 200, body: { data } });
+    expect(remote.operations.map((o) => [o.requestOnConnection])).toEqual([[2], [1]]);
+  });
+});
+
+describe('maxSocketsPerRemote', () => {
+  it('bounds the sockets to one remote; further calls wait for one', async () => {
+    const slow = await stubRemote(({ res }) => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ data: { hello: 'slow' } }));
+      }, 50);
+    });
+    const { gateway } = await serve([{ name: 'slow', definition: { url: slow.url } }], { maxSocketsPerRemote: 2 });
+    const responses = await Promise.all(Array.from({ length: 10 }, () => gateway.post({ query: '{ hello }' })));
+    expect(responses).toEqual(Array.from({ length: 10 }, () => ({ status: 200, body: { data: { hello: 'slow' } } })));
+    expect(slow.operations).toHaveLength(10);
+    expect(slow.mostOpenAtOnce()).toBe(2);
+  });
+});
+
+describe('maxSubscriptionConnectionsPerRemote', () => {
+  let gateway: Gateway;
+  let logger: ReturnType<typeof memoryLogger>;
+
+  it('refuses a subscription that needs one connection more, and keeps the others', async () => {
+    ({ gateway, logger } = await serve([{ name: 'sample', definition: { url: sample.url } }], { maxSubscriptionConnectionsPerRemote: 2 }));
+    const open = (role: string) => {
+      const iterator = gateway.wsClient({ session: { role, variables: {} } }).iterate({ query: 'subscription { messageAdded { text } }' });
+      return { iterator, first: iterator.next() };
+    };
+    const a = open('a');
+    const b = open('b');
+    expect(await waitFor(() => sample.openSockets() === 2)).toBe(true);
+    const c = open('c');
+    expect(await c.first).toEqual({ done: false, value: { errors: [remoteError(sample.url)] } });
+    expect(await c.iterator.next()).toEqual({ done: true, value: undefined });
+    expect(logger.lines.some((l) => l.startsWith('warn') && l.includes('maxSubscriptionConnectionsPerRemote'))).toBe(true);
+    // The same headers as an open connection share it.
+    const a2 = open('a');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sample.openSockets()).toBe(2);
+    await gateway.post({ query: 'mutation { addMessage(input: {text: "ping"}) { id } }' });
+    for (const sub of [a, b, a2]) {
+      expect(await sub.first).toEqual({ done: false, value: { data: { messageAdded: { text: 'ping' } } } });
+    }
+    // A connection that closes makes room again.
+    await b.iterator.return?.();
+    expect(await waitFor(() => sample.openSockets() === 1)).toBe(true);
+    const d = open('d');
+    expect(await waitFor(() => sample.openSockets() === 2)).toBe(true);
+    for (const sub of [a, a2, d]) await sub.iterator.return?.();
+    expect(await waitFor(() => sample.openSockets() === 0)).toBe(true);
+  });
+});
