@@ -15,12 +15,15 @@ export class RemoteSchemaError extends Error {
   }
 }
 
-/** CONTRACT 4: the message a client sees when a remote failed, timed out or answered garbage. */
+/**
+ * The message a client sees when a remote failed, timed out or answered garbage, kept to the letter
+ * (Hasura's, which clients match on).
+ */
 export function httpExceptionMessage(url: string): string {
   return `HTTP exception occurred while sending the request to "${url}"`;
 }
 
-/** The GraphQL error of a failed remote call (status 200, CONTRACT 4). */
+/** The GraphQL error of a failed remote call (the response status stays 200). */
 export function remoteCallError(url: string): GraphQLError {
   return new GraphQLError(httpExceptionMessage(url), {
     extensions: { code: 'remote-schema-error', path: '$' },

@@ -47,7 +47,7 @@ function entriesOf(headers: ClientHeaders): Array<[string, string]> {
 }
 
 /**
- * The headers sent to a remote (CONTRACT 6), names lower-cased. Highest priority first: configured
+ * The headers sent to a remote, names lower-cased. Highest priority first: configured
  * headers, then the session as `x-svc-*` headers, then the client's headers (when
  * `forward_client_headers`) without connection-level headers, session headers and the admin secret.
  */

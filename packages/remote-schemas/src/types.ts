@@ -26,7 +26,7 @@ export interface RemoteSchemaCustomization {
   field_names?: FieldNamesCustomization[];
 }
 
-/** RemoteSchemaDef (SPEC 2.4, CONTRACT 5), as stored in metadata (defaults not filled in). */
+/** A remote schema's definition as stored in metadata (defaults not filled in). */
 export interface RemoteSchemaDefinition {
   url?: string;
   url_from_env?: string;

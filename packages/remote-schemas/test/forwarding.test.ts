@@ -212,7 +212,7 @@ describe('results', () => {
 });
 
 describe('timeout_seconds', () => {
-  it('bounds each call with the exact error of CONTRACT 4', async () => {
+  it('bounds each call, answering the exact remote-schema-error', async () => {
     await useOnly({ timeout_seconds: 0.3 });
     const response = await gateway.post({ query: '{ slow(ms: 3000) }' });
     expect(response).toEqual({
