@@ -27,6 +27,15 @@ export interface MetadataServiceOptions {
    * @default warnings and errors to the console
    */
   logger?: MetadataLogger;
+  /**
+   * How long a change without `resource_version` keeps trying when other instances save first.
+   * Each time, the service adopts the stored document and applies the change again on top of it,
+   * so concurrent writers all succeed; past this time the request is answered 503 `unexpected`
+   * and nothing is changed. (A request with `resource_version` is answered 409 `conflict` at
+   * once when that version is no longer the stored one.)
+   * @default 60000 (60 s)
+   */
+  conflictRetryTimeoutMs?: number;
 }
 
 /** Who is calling, as decided by the host (admin secret, JWT…). */
@@ -87,6 +96,7 @@ export type MetadataApiOptions = MetadataApiRouteOptions &
 
 export const DEFAULT_METADATA_PATH = '/v1/metadata';
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_CONFLICT_RETRY_TIMEOUT_MS = 60_000;
 
 export interface NormalizedRouteOptions {
   path: string;

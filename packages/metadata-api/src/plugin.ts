@@ -29,6 +29,7 @@ export function useMetadataApi(options: MetadataApiOptions): Plugin {
       store,
       ...(options.remoteSchemaPermissions === undefined ? {} : { remoteSchemaPermissions: options.remoteSchemaPermissions }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
+      ...(options.conflictRetryTimeoutMs === undefined ? {} : { conflictRetryTimeoutMs: options.conflictRetryTimeoutMs }),
     });
     owned = true;
     ready = service.init();

@@ -2,7 +2,7 @@ import { emptyDocument, type InconsistentObject, type MetadataDocument } from '.
 import { MetadataApiError, MetadataStoreError, StoreConflictError } from './errors.js';
 import { toInconsistentObjects } from './inconsistency.js';
 import { OPERATIONS, type Draft, type OperationContext } from './operations.js';
-import { consoleLogger, type MetadataServiceOptions } from './options.js';
+import { consoleLogger, DEFAULT_CONFLICT_RETRY_TIMEOUT_MS, type MetadataServiceOptions } from './options.js';
 import { parseMetadataRequest } from './request.js';
 import { createSerialQueue } from './store.js';
 import { validateDocument } from './validation.js';
@@ -32,8 +32,8 @@ export interface MetadataService {
   close(): Promise<void>;
 }
 
-/** How many times an operation is retried when another instance saved in between. */
-const MAX_STORE_CONFLICT_RETRIES = 3;
+/** The longest pause between two attempts of a request that keeps losing the race to other instances. */
+const MAX_CONFLICT_BACKOFF_MS = 100;
 
 /**
  * Creates the metadata service. Operations run one at a time: each computes the next document,
@@ -50,6 +50,12 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
   }
   const logger = options.logger ?? consoleLogger;
   const remoteSchemaPermissions = options.remoteSchemaPermissions ?? false;
+  const conflictRetryTimeoutMs = options.conflictRetryTimeoutMs ?? DEFAULT_CONFLICT_RETRY_TIMEOUT_MS;
+  if (!Number.isSafeInteger(conflictRetryTimeoutMs) || conflictRetryTimeoutMs <= 0) {
+    throw new TypeError(
+      `createMetadataService: "conflictRetryTimeoutMs" must be a positive integer, but got ${String(conflictRetryTimeoutMs)}`,
+    );
+  }
   const serial = createSerialQueue();
 
   let document: MetadataDocument = emptyDocument();
@@ -116,6 +122,7 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
   }
 
   async function apply(body: unknown): Promise<unknown> {
+    const deadline = Date.now() + conflictRetryTimeoutMs;
     for (let attempt = 0; ; attempt += 1) {
       const draft = newDraft();
       const result = await execute(body, draft);
@@ -125,13 +132,19 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
           await store.save(next, draft.baseVersion);
         } catch (error) {
           if (!(error instanceof StoreConflictError)) throw error;
-          if (attempt >= MAX_STORE_CONFLICT_RETRIES) {
-            throw new MetadataApiError('conflict', 'the stored metadata kept changing while this request was applied; try again', '$', {
-              cause: error,
-            });
+          if (Date.now() >= deadline) {
+            throw new MetadataApiError(
+              'unexpected',
+              `other instances kept changing the stored metadata for ${formatDuration(conflictRetryTimeoutMs)} ` +
+                'while this request was applied; nothing was changed, try again',
+              '$',
+              { status: 503, cause: error },
+            );
           }
           // Another instance saved first: adopt its document and run the request again on top of
-          // it (a request that named a resource_version then gets its 409).
+          // it, as often as it takes, so that concurrent writers on many instances all succeed. A
+          // request that named a resource_version gets its 409 from execute() instead.
+          if (attempt > 0) await sleep(Math.random() * Math.min(MAX_CONFLICT_BACKOFF_MS, 2 ** attempt));
           await refresh();
           continue;
         }
@@ -208,6 +221,15 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
       await store.close();
     },
   };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** `60 s`, `250 ms`. */
+function formatDuration(ms: number): string {
+  return ms % 1000 === 0 ? `${String(ms / 1000)} s` : `${String(ms)} ms`;
 }
 
 /** `add_remote_schema "name"`, for logs; the body was validated before this is called. */

@@ -169,7 +169,7 @@ describe('concurrency', () => {
 });
 
 describe('a store that keeps refusing saves', () => {
-  it('answers 409 conflict after a few attempts and commits nothing', async () => {
+  it('keeps trying until conflictRetryTimeoutMs, then answers 503 and commits nothing', async () => {
     const registry = createFakeRegistry(REMOTES);
     let saves = 0;
     const store = {
@@ -180,15 +180,29 @@ describe('a store that keeps refusing saves', () => {
       },
       close: async () => undefined,
     };
-    const service = createMetadataService({ registry, store, logger: silentLogger });
+    const service = createMetadataService({ registry, store, logger: silentLogger, conflictRetryTimeoutMs: 300 });
     await service.init();
+    const started = Date.now();
     expect(await service.handle(addA)).toEqual({
-      status: 409,
-      body: { error: 'the stored metadata kept changing while this request was applied; try again', path: '$', code: 'conflict' },
+      status: 503,
+      body: {
+        error: 'other instances kept changing the stored metadata for 300 ms while this request was applied; nothing was changed, try again',
+        path: '$',
+        code: 'unexpected',
+      },
     });
-    expect(saves).toBe(4);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    // Far more than the three retries a fixed budget allowed.
+    expect(saves).toBeGreaterThan(4);
     expect(rootFields(registry)).toEqual(['no_queries_available']);
+    expect(service.resourceVersion()).toBe(0);
     await service.close();
+  });
+
+  it('refuses a conflictRetryTimeoutMs that is not a positive integer', () => {
+    expect(() => createMetadataService({ registry: createFakeRegistry(), store: createFileMetadataStore({ path: '/tmp/unused.json' }), conflictRetryTimeoutMs: 0 })).toThrow(
+      'createMetadataService: "conflictRetryTimeoutMs" must be a positive integer, but got 0',
+    );
   });
 });
 

@@ -1,0 +1,120 @@
+/**
+ * Several instances writing the same metadata at once, each with its own real registry over one
+ * real store (one PostgreSQL schema, or one file), against a real remote. The remote's schema is
+ * small on purpose: every attempt composes all the remotes added so far, and this is about the
+ * store, not about composition.
+ */
+import { startGeneratedRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createFileMetadataStore, createPostgresMetadataStore, type MetadataStore } from '../src/index.js';
+import { addNamespaced, databaseUrl, freshSchema, startInstance, until, type Instance } from './utils/instance.js';
+import { temporaryDirectory } from './utils/metadata-server.js';
+
+if (databaseUrl === undefined) console.warn('PostgreSQL concurrent instance tests skipped: TEST_DATABASE_URL is not set');
+
+const WRITES_PER_INSTANCE = 20;
+
+let remote: RunningRemote;
+beforeAll(async () => {
+  remote = await startGeneratedRemote({ types: 1 });
+});
+afterAll(async () => {
+  await remote.close();
+});
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function start(store: MetadataStore): Promise<Instance> {
+  const instance = await startInstance(store);
+  cleanups.push(() => instance.close());
+  return instance;
+}
+
+/** Which stores two instances can share: a factory of stores over the same place. */
+const stores: Array<[string, boolean, () => Promise<() => MetadataStore>]> = [
+  [
+    'PostgreSQL',
+    databaseUrl !== undefined,
+    async () => {
+      const schema = freshSchema();
+      cleanups.push(() => schema.drop());
+      return () => createPostgresMetadataStore({ connectionString: databaseUrl ?? '', schema: schema.name });
+    },
+  ],
+  [
+    'one file',
+    true,
+    async () => {
+      const directory = await temporaryDirectory();
+      cleanups.push(() => directory.remove());
+      return () => createFileMetadataStore({ path: `${directory.path}/metadata.json` });
+    },
+  ],
+];
+
+async function loadWith(open: () => MetadataStore) {
+  const store = open();
+  try {
+    return await store.load();
+  } finally {
+    await store.close();
+  }
+}
+
+/** Adopts what the other instance saved, without introspecting every remote again. */
+const reloaded = async (instance: Instance) =>
+  (await instance.server.post({ type: 'reload_metadata', args: { reload_remote_schemas: false } })).status === 200;
+
+const exportedNames = async (instance: Instance): Promise<string[]> => {
+  const { body } = await instance.server.post({ type: 'export_metadata', args: {} });
+  return (body.remote_schemas as Array<{ name: string }>).map((entry) => entry.name).sort();
+};
+
+describe.each(stores)('two instances over %s', (_title, available, sharedStore) => {
+  it.runIf(available)(`apply ${String(WRITES_PER_INSTANCE)} concurrent writes each: every answer is 200 and no change is lost`, { timeout: 60_000 }, async () => {
+    const open = await sharedStore();
+    const [first, second] = await Promise.all([start(open()), start(open())]);
+    const names = (prefix: string) => Array.from({ length: WRITES_PER_INSTANCE }, (_, index) => `${prefix}${String(index)}`);
+    const results = await Promise.all([
+      ...names('a').map((name) => first.server.post(addNamespaced(name, remote.url))),
+      ...names('b').map((name) => second.server.post(addNamespaced(name, remote.url))),
+    ]);
+    expect(results.filter((result) => result.status !== 200)).toEqual([]);
+    const expected = [...names('a'), ...names('b')].sort();
+    // Each instance holds every change once it adopted the other's last one.
+    const total = 2 * WRITES_PER_INSTANCE;
+    await until(async () => (await reloaded(first)) && first.service.resourceVersion() === total, 'the first instance to reach the last version');
+    await until(async () => (await reloaded(second)) && second.service.resourceVersion() === total, 'the second instance to reach the last version');
+    expect(await exportedNames(first)).toEqual(expected);
+    expect(await exportedNames(second)).toEqual(expected);
+    expect((await loadWith(open))?.resourceVersion).toBe(total);
+  });
+
+  it.runIf(available)('answer 409 to every request whose resource_version moved: of twenty writes naming one version, one succeeds', { timeout: 30_000 }, async () => {
+    const open = await sharedStore();
+    const [first, second] = await Promise.all([start(open()), start(open())]);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => {
+        const instance = index % 2 === 0 ? first : second;
+        return instance.server.post({ ...addNamespaced(`v${String(index)}`, remote.url), resource_version: 0 });
+      }),
+    );
+    const refused = results.filter((result) => result.status !== 200);
+    expect(results.filter((result) => result.status === 200)).toHaveLength(1);
+    expect(refused).toHaveLength(19);
+    for (const { status, body } of refused) {
+      expect(status).toBe(409);
+      expect(body).toEqual({
+        error: 'metadata resource version referenced (0) did not match current version (1)',
+        path: '$',
+        code: 'conflict',
+      });
+    }
+    const stored = await loadWith(open);
+    expect(stored?.resourceVersion).toBe(1);
+    expect(stored?.metadata.remote_schemas).toHaveLength(1);
+  });
+});
