@@ -1,5 +1,5 @@
 /**
- * Error codes of the metadata API (CONTRACT 5). The HTTP status of each lives in one table below so
+ * Error codes of the metadata API. The HTTP status of each lives in one table below so
  * that handlers only decide *what* went wrong, never how it is answered.
  */
 export type MetadataErrorCode =
@@ -73,12 +73,73 @@ export class MetadataApiError extends Error {
 
 /** The store could not be read or written (unreadable or corrupt file, database failure). */
 export class MetadataStoreError extends Error {
-  override readonly name = 'MetadataStoreError';
-  readonly code = 'ERR_METADATA_STORE';
+  override readonly name: string = 'MetadataStoreError';
+  readonly code: string = 'ERR_METADATA_STORE';
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
   }
+}
+
+/**
+ * The store's backend cannot be reached (connection refused or reset, a connection lost, no answer
+ * in time). Unlike other store failures this one is expected to pass: the service answers 503
+ * `the metadata store is unreachable` and keeps serving what it has.
+ */
+export class MetadataStoreUnreachableError extends MetadataStoreError {
+  override readonly name = 'MetadataStoreUnreachableError';
+  override readonly code = 'ERR_METADATA_STORE_UNREACHABLE';
+}
+
+/** Socket errors that mean "the other end is gone or cannot be reached", not "it said no". */
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/** What node-postgres and pg-pool say when a connection is lost, cannot be made in time, or a query got no answer. */
+const CONNECTION_LOST_MESSAGES = [
+  'Connection terminated',
+  'timeout expired',
+  'timeout exceeded when trying to connect',
+  'is not queryable',
+  'Query read timeout',
+];
+
+/**
+ * Whether a database failure means the database cannot be reached, as opposed to an answer from it
+ * (a constraint, a timeout it enforced, bad SQL). SQLSTATE class 08 is "connection exception";
+ * 57P01 to 57P03 are a server shutting down or still starting.
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 5; depth += 1) {
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && (NETWORK_ERROR_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code))) return true;
+    if (typeof message === 'string' && CONNECTION_LOST_MESSAGES.some((text) => message.includes(text))) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * How a store failure is answered: 503 while the store is unreachable (nothing was changed; the
+ * client may try again later), 500 with the store's own message otherwise (it names the file or
+ * database, never a password, and only admins see it).
+ */
+export function storeFailure(error: MetadataStoreError): MetadataApiError {
+  if (error instanceof MetadataStoreUnreachableError) {
+    return new MetadataApiError('unexpected', 'the metadata store is unreachable', '$', { status: 503, cause: error });
+  }
+  return new MetadataApiError('unexpected', error.message, '$', { status: 500, cause: error });
 }
 
 /** `save()` was asked to replace a version that is no longer the stored one (another writer won). */

@@ -6,7 +6,7 @@ export type { FileMetadataStoreOptions } from './file-store.js';
 export { createPostgresMetadataStore } from './postgres-store.js';
 export type { PostgresMetadataStoreOptions } from './postgres-store.js';
 export type { MetadataStore, StoredMetadata } from './store.js';
-export { MetadataApiError, MetadataStoreError, StoreConflictError } from './errors.js';
+export { MetadataApiError, MetadataStoreError, MetadataStoreUnreachableError, StoreConflictError } from './errors.js';
 export type { MetadataErrorBody, MetadataErrorCode } from './errors.js';
 export { DEFAULT_CONFLICT_RETRY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_METADATA_PATH } from './options.js';
 export type {

@@ -1,9 +1,9 @@
 import { emptyDocument, type InconsistentObject, type MetadataDocument } from './document.js';
-import { MetadataApiError, MetadataStoreError, StoreConflictError } from './errors.js';
+import { MetadataApiError, MetadataStoreError, MetadataStoreUnreachableError, StoreConflictError, storeFailure } from './errors.js';
 import { toInconsistentObjects } from './inconsistency.js';
 import { OPERATIONS, type Draft, type OperationContext } from './operations.js';
 import { consoleLogger, DEFAULT_CONFLICT_RETRY_TIMEOUT_MS, type MetadataServiceOptions } from './options.js';
-import { parseMetadataRequest } from './request.js';
+import { parseMetadataRequest, type OperationType } from './request.js';
 import { createSerialQueue } from './store.js';
 import { validateDocument } from './validation.js';
 
@@ -28,9 +28,22 @@ export interface MetadataService {
   isConsistent(): boolean;
   /** The version of the live document (`0` before anything was saved). */
   resourceVersion(): number;
-  /** Stops watching the store, waits for the running operation and closes the store. */
+  /**
+   * `false` while the store is known to be unreachable (e.g. PostgreSQL is down or cut off):
+   * metadata changes then answer 503 `the metadata store is unreachable`, while the live schema
+   * and the read-only operations keep working from memory. `true` again once the store answers.
+   * Always `true` for a store that has no such notion (the file store).
+   */
+  isStoreReachable(): boolean;
+  /** Stops watching the store, cancels a pending reload, waits for the running operation and closes the store. */
   close(): Promise<void>;
 }
+
+/** Answered from the live state, without waiting for a change or a reload in progress. */
+const READ_ONLY: ReadonlySet<OperationType> = new Set(['export_metadata', 'get_inconsistent_metadata']);
+
+/** The shortest time between the end of one reload caused by store announcements and the start of the next. */
+const RELOAD_COOLDOWN_MS = 250;
 
 /** The longest pause between two attempts of a request that keeps losing the race to other instances. */
 const MAX_CONFLICT_BACKOFF_MS = 100;
@@ -38,7 +51,9 @@ const MAX_CONFLICT_BACKOFF_MS = 100;
 /**
  * Creates the metadata service. Operations run one at a time: each computes the next document,
  * plans it, saves it, and only then commits the plan and swaps the in-memory state, so a refused
- * or failed operation changes nothing, in memory or in the store.
+ * or failed operation changes nothing, in memory or in the store. Reads of the live state
+ * (`export_metadata`, `get_inconsistent_metadata`) do not wait for them: the state they read is
+ * swapped in one step, and they must keep answering while a save waits on a database that is gone.
  */
 export function createMetadataService(options: MetadataServiceOptions): MetadataService {
   const { registry, store } = options;
@@ -63,6 +78,11 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
   let initialized = false;
   let closed = false;
   let unwatch: (() => void) | undefined;
+  /** A reload is due and has not started yet: it will see whatever is announced meanwhile. */
+  let reloadDue = false;
+  let reloading = false;
+  let lastReloadEnded = Number.NEGATIVE_INFINITY;
+  let reloadTimer: ReturnType<typeof setTimeout> | undefined;
 
   function logInconsistencies(): void {
     for (const object of toInconsistentObjects(registry.problems(), document)) {
@@ -95,6 +115,44 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
     version = stored.resourceVersion;
     logger.info(`metadata reloaded from the store at resource version ${String(version)}`);
     logInconsistencies();
+  }
+
+  /**
+   * Reloads after the store announced a change. A burst of announcements (many saves elsewhere, a
+   * reconnect, the version check) costs the reload running now and at most one more: announcements
+   * that arrive before a reload starts are all covered by it, and a reload starts at the earliest
+   * RELOAD_COOLDOWN_MS after the previous one ended.
+   */
+  function requestReload(): void {
+    if (closed || reloadDue) return;
+    reloadDue = true;
+    // A running reload starts the next one when it ends.
+    if (!reloading) scheduleReload(lastReloadEnded + RELOAD_COOLDOWN_MS - Date.now());
+  }
+
+  function scheduleReload(delay: number): void {
+    reloadTimer = setTimeout(() => {
+      reloadTimer = undefined;
+      void serial(async () => {
+        reloadDue = false;
+        reloading = true;
+        try {
+          if (!closed) await refresh();
+        } finally {
+          reloading = false;
+          lastReloadEnded = Date.now();
+          if (reloadDue && !closed) scheduleReload(RELOAD_COOLDOWN_MS);
+        }
+      }).catch((error: unknown) => {
+        if (error instanceof MetadataStoreUnreachableError) {
+          logger.warn(`cannot reload metadata changed by another instance: ${error.message}`);
+        } else {
+          logger.error('cannot reload metadata changed by another instance:', error);
+        }
+      });
+    }, Math.max(0, delay));
+    // Only ever waits for store announcements, which need open connections anyway.
+    reloadTimer.unref();
   }
 
   function newDraft(): Draft {
@@ -163,6 +221,30 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
     }
   }
 
+  /** Runs one request and turns every outcome into an answer. */
+  async function answer(run: () => Promise<unknown>): Promise<MetadataResponse> {
+    try {
+      if (closed) throw new MetadataApiError('unexpected', 'the metadata service is closed', '$', { status: 503 });
+      if (!initialized) throw new MetadataApiError('unexpected', 'the metadata service is not initialized', '$', { status: 503 });
+      return { status: 200, body: await run() };
+    } catch (caught) {
+      let error = caught;
+      if (error instanceof MetadataStoreError) {
+        // Unreachable is a state of the world the client is told about (503), not a bug.
+        if (error instanceof MetadataStoreUnreachableError) logger.warn(`metadata request refused: ${error.message}`);
+        else logger.error('metadata request failed:', error);
+        const answered = storeFailure(error);
+        return { status: answered.status, body: answered.toBody() };
+      }
+      if (error instanceof MetadataApiError) {
+        logger.debug(`metadata request refused: ${error.code} at ${error.path}: ${error.message}`);
+        return { status: error.status, body: error.toBody() };
+      }
+      logger.error('metadata request failed:', error);
+      return { status: 500, body: { error: 'internal error', path: '$', code: 'unexpected' } };
+    }
+  }
+
   return {
     init: () =>
       serial(async () => {
@@ -185,42 +267,31 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
         if (remoteSchemaPermissions && document.remote_schemas.some((entry) => (entry.permissions?.length ?? 0) > 0)) {
           logger.warn('the stored metadata has remote schema permissions, which are not enforced yet: every role sees whole remote schemas');
         }
-        unwatch = store.watch?.(() => {
-          void serial(refresh).catch((error: unknown) => {
-            logger.error('cannot reload metadata changed by another instance:', error);
-          });
-        });
+        unwatch = store.watch?.(requestReload);
       }),
 
-    handle: (body) =>
-      serial(async (): Promise<{ status: number; body: unknown }> => {
-        try {
-          if (closed) throw new MetadataApiError('unexpected', 'the metadata service is closed', '$', { status: 503 });
-          if (!initialized) throw new MetadataApiError('unexpected', 'the metadata service is not initialized', '$', { status: 503 });
-          return { status: 200, body: await apply(body) };
-        } catch (error) {
-          if (error instanceof MetadataApiError) {
-            logger.debug(`metadata request refused: ${error.code} at ${error.path}: ${error.message}`);
-            return { status: error.status, body: error.toBody() };
-          }
-          logger.error('metadata request failed:', error);
-          const message = error instanceof MetadataStoreError ? error.message : 'internal error';
-          return { status: 500, body: { error: message, path: '$', code: 'unexpected' } };
-        }
-      }),
+    handle: (body) => (isReadOnly(body) ? answer(() => execute(body, newDraft())) : serial(() => answer(() => apply(body)))),
 
     inconsistentObjects: () => toInconsistentObjects(registry.problems(), document),
     isConsistent: () => toInconsistentObjects(registry.problems(), document).length === 0,
     resourceVersion: () => version,
+    isStoreReachable: () => store.isReachable?.() ?? true,
 
     close: async () => {
       if (closed) return;
       closed = true;
       unwatch?.();
+      if (reloadTimer !== undefined) clearTimeout(reloadTimer);
       await serial(async () => undefined);
       await store.close();
     },
   };
+}
+
+/** A request that only reads, not inside `bulk`; anything unparsable takes the usual way to its 400. */
+function isReadOnly(body: unknown): boolean {
+  const { type } = (typeof body === 'object' && body !== null ? body : {}) as { type?: unknown };
+  return typeof type === 'string' && READ_ONLY.has(type as OperationType);
 }
 
 function sleep(ms: number): Promise<void> {

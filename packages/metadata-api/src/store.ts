@@ -21,8 +21,17 @@ export interface MetadataStore {
    * Either the whole new document is stored or the old one stays.
    */
   save(document: StoredMetadata, expectedResourceVersion: number): Promise<void>;
-  /** Calls `onChange` when another writer changed the document; returns an unsubscribe function. */
+  /**
+   * Calls `onChange` when another writer may have changed the document (the caller loads and
+   * compares versions); returns an unsubscribe function.
+   */
   watch?(onChange: () => void): () => void;
+  /**
+   * `false` while the store knows it cannot reach its backend: the last attempt failed to connect
+   * or lost its connection, or the connection `watch()` listens on is down. `true` again once it
+   * got through. Stores without a remote backend leave it out (always reachable).
+   */
+  isReachable?(): boolean;
   close(): Promise<void>;
 }
 

@@ -5,6 +5,7 @@ import {
   createMetadataService,
   createPostgresMetadataStore,
   MetadataStoreError,
+  MetadataStoreUnreachableError,
   StoreConflictError,
   type MetadataDocument,
   type MetadataStore,
@@ -169,11 +170,20 @@ describe('createPostgresMetadataStore without a database', () => {
     );
   });
 
-  it('reports a database that cannot be reached as MetadataStoreError', async () => {
+  it('reports a database that cannot be reached as MetadataStoreUnreachableError, and itself as unreachable', async () => {
     const store = createPostgresMetadataStore({ connectionString: 'postgres://postgres@127.0.0.1:1/test' });
+    expect(store.isReachable?.()).toBe(true);
     const error = await store.load().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(MetadataStoreUnreachableError);
     expect(error).toBeInstanceOf(MetadataStoreError);
     expect((error as Error).message).toMatch(/^cannot prepare the metadata table: /);
+    expect(store.isReachable?.()).toBe(false);
     await store.close();
+  });
+
+  it('refuses a versionCheckIntervalMs that is not a positive integer', () => {
+    expect(() => createPostgresMetadataStore({ connectionString: 'postgres://localhost/x', versionCheckIntervalMs: 0 })).toThrow(
+      'createPostgresMetadataStore: "versionCheckIntervalMs" must be a positive integer, but got 0',
+    );
   });
 });

@@ -168,6 +168,32 @@ describe('concurrency', () => {
   });
 });
 
+describe('reads while a change waits on the store', () => {
+  it('answers export_metadata and get_inconsistent_metadata at once, with the state before the change', async () => {
+    let release: () => void = () => undefined;
+    const saved = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const store = { load: async () => undefined, save: () => saved, close: async () => undefined };
+    const service = createMetadataService({ registry: createFakeRegistry(REMOTES), store, logger: silentLogger });
+    await service.init();
+    const change = service.handle(addA);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await service.handle({ type: 'export_metadata', version: 2, args: {} })).toEqual({
+      status: 200,
+      body: { resource_version: 0, metadata: { version: 3, remote_schemas: [] } },
+    });
+    expect(await service.handle({ type: 'get_inconsistent_metadata', args: {} })).toEqual({
+      status: 200,
+      body: { is_consistent: true, inconsistent_objects: [] },
+    });
+    release();
+    expect(await change).toEqual({ status: 200, body: { message: 'success' } });
+    expect((await service.handle({ type: 'export_metadata', version: 2, args: {} })).body).toMatchObject({ resource_version: 1 });
+    await service.close();
+  });
+});
+
 describe('a store that keeps refusing saves', () => {
   it('keeps trying until conflictRetryTimeoutMs, then answers 503 and commits nothing', async () => {
     const registry = createFakeRegistry(REMOTES);
