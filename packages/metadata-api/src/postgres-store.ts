@@ -18,6 +18,11 @@ export interface PostgresMetadataStoreOptions {
    * @default 5000
    */
   versionCheckIntervalMs?: number;
+  /**
+   * Where the store reports that it lost (or cannot open) its `LISTEN` connection, once per outage.
+   * @default `process.emitWarning`
+   */
+  onWarning?: (message: string) => void;
 }
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -137,6 +142,7 @@ export function createPostgresMetadataStore(options: PostgresMetadataStoreOption
   let versionCheck: ReturnType<typeof setInterval> | undefined;
   let checking: Promise<void> | undefined;
   let closed = false;
+  const warn = options.onWarning ?? ((message: string) => process.emitWarning(message));
 
   function notifyAll(): void {
     for (const onChange of listeners) onChange();
@@ -144,7 +150,7 @@ export function createPostgresMetadataStore(options: PostgresMetadataStoreOption
 
   /** Reports the first failure of a run; a database that stays down is retried quietly. */
   function listenerFailed(error: unknown): void {
-    if (!listenerDown) process.emitWarning(failure('cannot listen for metadata changes', error));
+    if (!listenerDown) warn(failure('cannot listen for metadata changes', error).message);
     listenerDown = true;
   }
 

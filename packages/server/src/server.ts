@@ -178,8 +178,8 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
   };
 
   try {
-    const store = openStore(options.databaseUrl ?? DEFAULT_DATABASE_URL);
-    const registry: RemoteSchemaRegistry = createRemoteSchemaRegistry({ logger });
+    const store = openStore(options.databaseUrl ?? DEFAULT_DATABASE_URL, logger);
+    const registry: RemoteSchemaRegistry = createRemoteSchemaRegistry({ logger, maxResponseBytes: limits.maxRemoteResponseSize });
     cleanups.push(() => registry.dispose());
     const service = createMetadataService({
       registry,
@@ -207,7 +207,12 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         useCors(origins),
         useServiceRoutes({
           version: VERSION,
-          health: () => (service.isConsistent() ? 'OK' : 'WARN: inconsistent metadata'),
+          health: () =>
+            !service.isStoreReachable()
+              ? 'WARN: metadata store unreachable'
+              : service.isConsistent()
+                ? 'OK'
+                : 'WARN: inconsistent metadata',
         }),
         useMetadataApi({
           service,
@@ -216,6 +221,9 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
           logger,
           // A session's isAdmin is its role being `admin` (CONTRACT 5: only the admin role).
           authenticate: (request: Request) => resolver.resolve(request.headers),
+          // A page in a browser must not change the metadata of a server on its visitor's machine:
+          // only the server's own pages and listed origins (`*` lists none) may send an Origin.
+          isAllowedOrigin: (origin: string) => origins.isOwn(origin) || origins.isListed(origin),
         }),
         useJwtSession({ resolver }),
         useRequestBodyLimit(limits.maxRequestBodySize),
@@ -233,7 +241,18 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       // with the upgrade whatever page opened the socket).
       if (!readsUpgradeCookie(request, origins, wsReadCookie)) delete request.headers.cookie;
       // Refuses other paths and bad handshakes itself.
-      wsServer.handleUpgrade(request, socket, head, (ws) => wsServer.emit('connection', ws, request));
+      wsServer.handleUpgrade(request, socket, head, (ws) => {
+        // `ws` emits 'error' for what a client did wrong (a message over the limit, a bad frame)
+        // and closes the socket itself (1009, 1002, …). graphql-ws would print each one to the
+        // console as an internal error: a client could fill the server's logs at will.
+        const emit = ws.emit.bind(ws);
+        ws.emit = (event: string | symbol, ...args: unknown[]): boolean => {
+          if (event !== 'error') return emit(event, ...args);
+          logger.debug('WebSocket closed for a protocol error of the client:', describeError(args[0]));
+          return true;
+        };
+        wsServer.emit('connection', ws, request);
+      });
     });
     const wsSession = createGraphqlWsSession(resolver);
     useServer(
@@ -242,8 +261,8 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         isProd: true,
         onConnect: (ctx) => wsSession.onConnect(ctx),
         onClose: (ctx) => wsSession.onClose(ctx),
-        execute: (args) => (args.rootValue as EnvelopedRoot).execute(args),
-        subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args),
+        execute: (args) => failAlone(() => (args.rootValue as EnvelopedRoot).execute(args), logger),
+        subscribe: (args) => failAlone(() => (args.rootValue as EnvelopedRoot).subscribe(args), logger),
         onSubscribe: async (ctx, id, payload) => {
           // `ctx.subscriptions` holds this connection's operations in flight, this one's id included.
           if (Object.keys(ctx.subscriptions).filter((key) => key !== id).length >= maxOperationsPerConnection) {
@@ -359,7 +378,22 @@ interface EnvelopedRoot {
   subscribe: (args: ExecutionArgs) => OperationResult;
 }
 
-function openStore(databaseUrl: string): MetadataStore {
+/**
+ * An operation that throws instead of answering (graphql-js throws some errors from its field
+ * collection, e.g. a directive's variable without a value) fails alone with an error result:
+ * graphql-ws would close the whole connection with 4500.
+ */
+async function failAlone(run: () => OperationResult, logger: Logger): Promise<Awaited<OperationResult>> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof GraphQLError) return { errors: [error] };
+    logger.error('a WebSocket operation failed:', error);
+    return { errors: [new GraphQLError('Unexpected error.', { extensions: { code: 'unexpected' } })] };
+  }
+}
+
+function openStore(databaseUrl: string, logger: Logger): MetadataStore {
   let location: StoreLocation;
   try {
     location = parseDatabaseUrl(databaseUrl);
@@ -367,7 +401,7 @@ function openStore(databaseUrl: string): MetadataStore {
     throw new ServerOptionError('databaseUrl', errorMessage(error), { cause: error });
   }
   return location.kind === 'postgres'
-    ? createPostgresMetadataStore({ connectionString: location.connectionString })
+    ? createPostgresMetadataStore({ connectionString: location.connectionString, onWarning: (message) => logger.warn(message) })
     : createFileMetadataStore({ path: location.path });
 }
 
@@ -410,6 +444,10 @@ function positiveInteger(option: ServerOptionError['option'], value: number | un
     throw new ServerOptionError(option, `expected a positive whole number, but got ${String(value)}`);
   }
   return value;
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 function errorMessage(error: unknown): string {

@@ -230,6 +230,21 @@ describe('graphql-ws', () => {
   });
 });
 
+describe('remote answers', () => {
+  it('fails the fields of a remote whose answer is over the limit, and goes on serving', async () => {
+    const server = await start({ maxRemoteResponseSize: 200_000 });
+    await addSample(server);
+    const name = 'n'.repeat(300_000);
+    const response = await post(server, JSON.stringify({ query: 'query ($name: String) { hello(name: $name) }', variables: { name } }));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({
+      errors: [{ message: `HTTP exception occurred while sending the request to "${remote.url}"`, extensions: { code: 'remote-schema-error' } }],
+    });
+    const small = await post(server, JSON.stringify({ query: '{ hello(name: "small") }' }));
+    expect(await small.json()).toEqual({ data: { hello: 'Hello, small!' } });
+  });
+});
+
 describe('browsers', () => {
   const cors = (response: Response) => ({
     origin: response.headers.get('access-control-allow-origin'),
@@ -268,6 +283,29 @@ describe('browsers', () => {
       headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
     });
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('refuses metadata requests from origins that are neither the server nor listed, whatever they carry', async () => {
+    const server = await start({ corsDomain: 'https://app.example.com' });
+    const ask = (origin: string | undefined) =>
+      fetch(`${server.url}/v1/metadata`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...ADMIN, ...(origin && { origin }) },
+        body: JSON.stringify({ type: 'export_metadata', args: {} }),
+      });
+    const hostile = await ask('https://evil.example');
+    expect(hostile.status).toBe(403);
+    expect(await hostile.json()).toEqual({ error: 'cross-origin metadata requests are not allowed', path: '$', code: 'access-denied' });
+    for (const origin of [undefined, server.url, 'https://app.example.com']) expect((await ask(origin)).status).toBe(200);
+
+    const open = await start();
+    const fromPage = await fetch(`${open.url}/v1/metadata`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...ADMIN, origin: 'https://evil.example' },
+      body: JSON.stringify({ type: 'export_metadata', args: {} }),
+    });
+    // `*` lists no origin for the metadata API.
+    expect(fromPage.status).toBe(403);
   });
 
   it('sends no CORS headers at all with disableCors', async () => {
