@@ -1,6 +1,6 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
-import { GraphQLError, type DocumentNode, type ExecutionArgs } from 'graphql';
-import { createYoga } from 'graphql-yoga';
+import { GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
+import { createYoga, isAsyncIterable, mapAsyncIterator } from 'graphql-yoga';
 import type { OperationResult } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -247,6 +247,12 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         // console as an internal error: a client could fill the server's logs at will.
         const emit = ws.emit.bind(ws);
         ws.emit = (event: string | symbol, ...args: unknown[]): boolean => {
+          if (event === 'message' && isServerMessage(args[0])) {
+            // graphql-ws takes a server's message from a client for its own fault (4500 and a
+            // console line); it is the client's: 4400, as for any other invalid message.
+            ws.close(4400, 'Invalid message received');
+            return true;
+          }
           if (event !== 'error') return emit(event, ...args);
           logger.debug('WebSocket closed for a protocol error of the client:', describeError(args[0]));
           return true;
@@ -259,6 +265,15 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       {
         // Error texts stay out of close reasons.
         isProd: true,
+        // `extensions.http` tells Yoga the HTTP status; a socket has none to show.
+        onError: (_ctx, _id, _payload, errors) => errors.map(formatForSocket),
+        onNext: (_ctx, _id, _payload, _args, result): FormattedExecutionResult | undefined => {
+          if (!result.errors?.some((error) => error.extensions?.['http'] !== undefined)) return undefined;
+          const formatted: FormattedExecutionResult = { errors: result.errors.map(formatForSocket) };
+          if (result.data !== undefined) formatted.data = result.data;
+          if (result.extensions !== undefined) formatted.extensions = result.extensions;
+          return formatted;
+        },
         onConnect: (ctx) => wsSession.onConnect(ctx),
         onClose: (ctx) => wsSession.onClose(ctx),
         execute: (args) => failAlone(() => (args.rootValue as EnvelopedRoot).execute(args), logger),
@@ -310,7 +325,15 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
             if (error instanceof GraphQLError) return [error];
             throw error;
           }
-          const errors = validate(schema, document);
+          let errors: readonly GraphQLError[];
+          try {
+            errors = validate(schema, document);
+          } catch (error) {
+            // graphql-js 16 throws from a rule or two (a subscription root field under @skip whose
+            // argument is a variable) instead of reporting: fail this operation, not the connection.
+            if (error instanceof GraphQLError) return [error];
+            throw error;
+          }
           if (errors.length > 0) return errors;
           const args: ExecutionArgs = {
             schema,
@@ -384,13 +407,26 @@ interface EnvelopedRoot {
  * graphql-ws would close the whole connection with 4500.
  */
 async function failAlone(run: () => OperationResult, logger: Logger): Promise<Awaited<OperationResult>> {
-  try {
-    return await run();
-  } catch (error) {
+  const asResult = (error: unknown): ExecutionResult => {
     if (error instanceof GraphQLError) return { errors: [error] };
     logger.error('a WebSocket operation failed:', error);
     return { errors: [new GraphQLError('Unexpected error.', { extensions: { code: 'unexpected' } })] };
+  };
+  try {
+    const result = await run();
+    // A subscription's stream may throw too (on its first event, for such a document).
+    return isAsyncIterable(result) ? mapAsyncIterator(result, (value) => value, asResult) : result;
+  } catch (error) {
+    return asResult(error);
   }
+}
+
+function formatForSocket(error: GraphQLError): GraphQLFormattedError {
+  const formatted = error.toJSON();
+  if (formatted.extensions === undefined || !('http' in formatted.extensions)) return formatted;
+  const { http: _http, ...extensions } = formatted.extensions;
+  const { extensions: _all, ...rest } = formatted;
+  return Object.keys(extensions).length > 0 ? { ...rest, extensions } : rest;
 }
 
 function openStore(databaseUrl: string, logger: Logger): MetadataStore {
@@ -444,6 +480,20 @@ function positiveInteger(option: ServerOptionError['option'], value: number | un
     throw new ServerOptionError(option, `expected a positive whole number, but got ${String(value)}`);
   }
   return value;
+}
+
+const SERVER_MESSAGE_TYPES = new Set(['connection_ack', 'next', 'error']);
+
+/** A graphql-ws message only a server may send (a client's `ping`, `pong`, `subscribe`, … pass). */
+function isServerMessage(data: unknown): boolean {
+  let message: unknown;
+  try {
+    message = JSON.parse(String(data));
+  } catch {
+    return false;
+  }
+  const type = (message as { type?: unknown } | null)?.type;
+  return typeof type === 'string' && SERVER_MESSAGE_TYPES.has(type);
 }
 
 function describeError(error: unknown): string {

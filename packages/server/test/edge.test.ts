@@ -216,6 +216,30 @@ describe('graphql-ws', () => {
     await client.dispose();
   });
 
+  it('fails an operation alone when graphql-js throws while validating it, keeping the connection', async () => {
+    const client = wsClient(server, {}, ADMIN);
+    // graphql-js 16's single-root-field rule throws for this instead of reporting it.
+    await expect(first(client, 'subscription ($flag: Boolean!) { countdown(from: 1) @include(if: $flag) }')).rejects.toMatchObject([
+      { message: 'Argument "if" of required type "Boolean!" was provided the variable "$flag" which was not provided a runtime value.' },
+    ]);
+    // No HTTP status leaks into what a socket shows.
+    await expect(first(client, '{ hello @include(if: "yes") }')).rejects.toEqual([
+      expect.not.objectContaining({ extensions: expect.objectContaining({ http: expect.anything() }) }),
+    ]);
+    await expect(first(client, '{ remoteName }')).resolves.toEqual({ data: { remoteName: 'sample' } });
+    await client.dispose();
+  });
+
+  it('closes with 4400 a connection whose client sends a message only a server may send', async () => {
+    const socket = new WebSocket(server.wsUrl, 'graphql-transport-ws');
+    const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
+    await new Promise((resolve) => socket.on('open', resolve));
+    socket.send(JSON.stringify({ type: 'connection_init', payload: { headers: ADMIN } }));
+    await new Promise((resolve) => socket.once('message', resolve));
+    socket.send(JSON.stringify({ id: '1', type: 'next', payload: { data: {} } }));
+    expect(await closed).toBe(4400);
+  });
+
   it('bounds the operations running at once on one connection', async () => {
     const client = wsClient(server, {}, ADMIN);
     const open = [1, 2].map(() => client.iterate({ query: 'subscription { countdown(from: 1000, intervalMs: 1000) }' }));
