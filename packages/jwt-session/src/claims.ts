@@ -82,14 +82,25 @@ export function extractTokenClaims(
   if (defaultRole === undefined) {
     throw new JwtClaimsError('jwt-missing-role-claims', `JWT claim does not contain ${defaultRoleName}`);
   }
-  if (typeof defaultRole !== 'string') {
-    throw new JwtClaimsError('jwt-invalid-claims', `invalid ${defaultRoleName}; should be a string, got ${describe(defaultRole)}`);
+  if (typeof defaultRole !== 'string' || CONTROL_CHARACTERS.test(defaultRole)) {
+    throw new JwtClaimsError(
+      'jwt-invalid-claims',
+      `invalid ${defaultRoleName}; should be a string${typeof defaultRole === 'string' ? ' without control characters' : `, got ${describe(defaultRole)}`}`,
+    );
   }
   return { allowedRoles: allowedRoles as string[], defaultRole, variables };
 }
 
+/** C0 controls but tab, and DEL: no HTTP header can carry them, and a session variable travels as one. */
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
 function customValue(name: string, value: unknown): string {
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') {
+    if (CONTROL_CHARACTERS.test(value)) {
+      throw new JwtClaimsError('jwt-invalid-claims', `invalid ${name}: control characters cannot be sent in a header`);
+    }
+    return value;
+  }
   // Hasura reads numbers and booleans as their JSON text, so `"x-svc-user-id": 42` keeps working.
   if (typeof value === 'boolean') return String(value);
   if (typeof value === 'number') {

@@ -123,6 +123,26 @@ describe('claims', () => {
     }
   });
 
+  it('rejects a custom claim or default role with control characters, which no header can carry', async () => {
+    const server = await app();
+    for (const value of ['line\nbreak', 'nul\u0000', 'cr\r']) {
+      await expectError(
+        server,
+        { [NAMESPACE]: { ...roles, 'x-svc-user-id': value } },
+        'jwt-invalid-claims',
+        'invalid x-svc-user-id: control characters cannot be sent in a header',
+      );
+    }
+    await expectError(
+      server,
+      { [NAMESPACE]: { 'x-svc-allowed-roles': ['a\nb'], 'x-svc-default-role': 'a\nb' } },
+      'jwt-invalid-claims',
+      'invalid x-svc-default-role; should be a string without control characters',
+    );
+    const fine = await server.query(bearer(await token({ [NAMESPACE]: { ...roles, 'x-svc-user-id': 'tab\tand 名前' } })));
+    expect(fine.status).toBe(200);
+  });
+
   describe('numbers', () => {
     // Payloads written as JSON text: 12345678901234567890 must reach the server as these digits.
     const ROLES = '"x-svc-allowed-roles":["user"],"x-svc-default-role":"user"';

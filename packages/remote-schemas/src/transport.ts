@@ -61,12 +61,29 @@ async function readBounded(response: Response, maxBytes: number): Promise<string
   return Buffer.concat(chunks, received).toString('utf8');
 }
 
+const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
+
+/**
+ * Header values travel as bytes, and Node takes a string's characters as bytes (Latin-1). A value
+ * with characters beyond that (a session variable `"名前"` from a token) is sent as its UTF-8
+ * bytes, as other gateways send it, instead of failing the call.
+ */
+export function headerBytes(headers: Record<string, string>): Record<string, string> {
+  let encoded: Record<string, string> | undefined;
+  for (const [name, value] of Object.entries(headers)) {
+    if (!BEYOND_LATIN1.test(value)) continue;
+    encoded ??= { ...headers };
+    encoded[name] = Buffer.from(value, 'utf8').toString('latin1');
+  }
+  return encoded ?? headers;
+}
+
 /** A transport over a caller-provided `fetch` (option `fetch`). */
 export function fetchTransport(fetchFn: typeof fetch, limits: Pick<TransportLimits, 'maxResponseBytes'>): DisposableTransport {
   const { maxResponseBytes } = limits;
   return {
     async post(url, headers, body, timeoutMs) {
-      const response = await fetchFn(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
+      const response = await fetchFn(url, { method: 'POST', headers: headerBytes(headers), body, signal: AbortSignal.timeout(timeoutMs) });
       return { status: response.status, text: await readBounded(response, maxResponseBytes) };
     },
     dispose() {},
@@ -89,7 +106,7 @@ export function nodeTransport(limits: TransportLimits): DisposableTransport {
       const request = (secure ? httpsRequest : httpRequest)(url, {
         method: 'POST',
         agent: secure ? https : http,
-        headers: { ...headers, 'content-length': String(payload.length) },
+        headers: { ...headerBytes(headers), 'content-length': String(payload.length) },
       });
       const timer = setTimeout(() => {
         request.destroy(new Error(`no answer within ${timeoutMs} ms`));

@@ -90,6 +90,18 @@ describe('headers sent to the remote', () => {
     expect(headers['host']).toBe(new URL(remote.url).host);
   });
 
+  it('carry a session variable beyond Latin-1 as its UTF-8 bytes instead of failing the call', async () => {
+    await useOnly({});
+    const unicode = { role: 'user', variables: { 'x-svc-user-name': '名前 😀' } };
+    // The test's session header itself must be ASCII: JSON escapes keep it so.
+    const ascii = JSON.stringify(unicode).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    const response = await gateway.post({ query: '{ echoHeaders }' }, { 'x-test-session': ascii });
+    expect(response.body.errors).toBeUndefined();
+    const received = JSON.parse(response.body.data.echoHeaders as string) as Record<string, string>;
+    // Node reads header bytes as Latin-1: decode them as the remote's framework would.
+    expect(Buffer.from(received['x-svc-user-name'] as string, 'latin1').toString('utf8')).toBe('名前 😀');
+  });
+
   it('are the same through delegation (customized remote)', async () => {
     await useOnly({ headers: configured, forward_client_headers: true, customization: { root_fields_namespace: 'ns' } });
     const headers = await echoedHeaders('{ ns { echoHeaders } }', (d) => d.ns.echoHeaders);
