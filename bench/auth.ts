@@ -24,12 +24,12 @@ const CACHE_ENTRIES = 10_000;
 const POOL = Math.max(3 * CACHE_ENTRIES, Number(process.env['BENCH_TOKENS'] ?? 40_000));
 
 interface Algorithm {
-  /** `type` in the SPEC 2.1 config. */
+  /** `type` in the JWT configuration. */
   readonly type: 'HS256' | 'RS256' | 'ES256' | 'Ed25519';
   /** `alg` in the JWS header. */
   readonly alg: string;
   readonly signingKey: KeyObject;
-  /** `key` in the SPEC 2.1 config. */
+  /** `key` in the JWT configuration. */
   readonly configKey: string;
 }
 

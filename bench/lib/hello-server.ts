@@ -7,7 +7,7 @@ import type { StartedServer } from './child-protocol.js';
 import { listen } from './http.js';
 
 export interface HelloServerOptions {
-  /** The SPEC 2.1 config (`{type, key}`); absent = bare Yoga. */
+  /** The JWT configuration (`{type, key}`); absent = bare Yoga. */
   readonly jwt?: { readonly type: string; readonly key: string };
 }
 

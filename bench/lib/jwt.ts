@@ -5,7 +5,7 @@ import { SignJWT } from 'jose';
 export const CLAIMS_NAMESPACE = 'https://svc-graphql.dev/jwt/claims';
 
 export interface Hs256 {
-  /** SPEC 2.1 config for the server. */
+  /** The JWT configuration for the server. */
   readonly config: { readonly type: 'HS256'; readonly key: string };
   readonly token: string;
 }

@@ -7,7 +7,7 @@ export interface SvcServerOptions {
   /** `file:PATH` of the embedded metadata store. */
   readonly databaseUrl: string;
   readonly adminSecret: string;
-  /** SPEC 2.1 JWT config. */
+  /** The JWT configuration. */
   readonly jwtSecret: { readonly type: string; readonly key: string };
 }
 

@@ -36,7 +36,7 @@ const typeDefs = /* GraphQL */ `
  * Builds a Yoga app that authenticates with `useJwtSession` and authorizes with
  * `@envelop/generic-auth`: the session is the "user", its role is its one scope.
  *
- * @param jwt the SPEC 2.1 JWT config (object or JSON text), e.g. `{ type: 'HS256', key }`.
+ * @param jwt the JWT configuration (object or JSON text), e.g. `{ type: 'HS256', key }`.
  */
 export function createApp(
   jwt: NonNullable<JwtSessionOptions['jwt']>,

@@ -3,7 +3,7 @@ import { ConfigError, parseCommandLine, settingLabel, USAGE, type ServeConfig } 
 import type { SvcGraphqlServer } from './server.js';
 import { VERSION } from './version.js';
 
-/** Exits with status 1 and the one line CONTRACT 2 asks for. */
+/** Exits with status 1 and one line naming the setting. */
 function fatal(setting: string | undefined, message: string): never {
   process.stderr.write(`Fatal error: ${setting ? `${setting}: ` : ''}${message.replace(/\s*\n\s*/g, ' ')}\n`);
   process.exit(1);

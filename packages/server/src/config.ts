@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { parseCorsDomains } from './cors.js';
 
 /**
- * Command-line flags and environment variables of `svc-graphql serve` (CONTRACT 2).
+ * Command-line flags and environment variables of `svc-graphql serve`.
  * Every flag has an environment variable; the flag wins.
  */
 
@@ -273,7 +273,7 @@ export function settingLabel(config: ServeConfig, name: string): string {
   return config.sources[name as SettingName] ?? SETTINGS.find((s) => s.name === name)?.flag ?? name;
 }
 
-/** CONTRACT 2 refuses JWT mode without an admin secret: the endpoint would be open to everyone. */
+/** JWT mode without an admin secret is refused: the endpoint would be open to everyone. */
 export const JWT_NEEDS_ADMIN_SECRET = 'JWT mode needs an admin secret: set --admin-secret or SVC_GRAPHQL_ADMIN_SECRET';
 
 /** Where `--database-url` points. */

@@ -6,7 +6,7 @@ export interface ServiceRoutesOptions {
   health: () => string;
 }
 
-/** `GET /healthz` and `GET /v1/version` (CONTRACT 2), answered before any authentication. */
+/** `GET /healthz` and `GET /v1/version`, answered before any authentication. */
 export function useServiceRoutes(options: ServiceRoutesOptions): Plugin {
   const versionBody = JSON.stringify({ version: options.version });
   return {

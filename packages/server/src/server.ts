@@ -44,9 +44,9 @@ export interface ServerOptions {
    * @default 'file:./.svc-graphql/metadata.json'
    */
   databaseUrl?: string;
-  /** Secures the endpoint; without it every request is admin (CONTRACT 3). */
+  /** Secures the endpoint; without it every request is admin. */
   adminSecret?: string;
-  /** The JWT configuration (SPEC 2.1) as JSON text or an object. Requires `adminSecret`. */
+  /** The JWT configuration as JSON text or an object. Requires `adminSecret`. */
   jwtSecret?: string | object;
   /** Role of requests that bring neither a valid admin secret nor a token. */
   unauthorizedRole?: string;
@@ -219,7 +219,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
           registry,
           store,
           logger,
-          // A session's isAdmin is its role being `admin` (CONTRACT 5: only the admin role).
+          // A session's isAdmin is its role being `admin` (only the admin role may change metadata).
           authenticate: (request: Request) => resolver.resolve(request.headers),
           // A page in a browser must not change the metadata of a server on its visitor's machine:
           // only the server's own pages and listed origins (`*` lists none) may send an Origin.

@@ -18,7 +18,7 @@ function configError(argv: string[], env: NodeJS.ProcessEnv = {}): ConfigError {
 }
 
 describe('parseCommandLine', () => {
-  it('uses the defaults of CONTRACT 2 when nothing is set', () => {
+  it('uses the documented defaults when nothing is set', () => {
     const config = serve(['serve']);
     expect(config).toMatchObject({
       host: '127.0.0.1',
