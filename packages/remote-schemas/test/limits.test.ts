@@ -208,6 +208,26 @@ describe('a call that may have reached the remote', () => {
   });
 });
 
+describe('a remote that drips its answer', () => {
+  it('is cut off at timeout_seconds however steadily bytes arrive', async () => {
+    let closedByGateway = false;
+    const drip = await stubRemote(({ res }) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"data":{"hello":"');
+      const timer = setInterval(() => res.write('x'), 50);
+      res.on('close', () => {
+        clearInterval(timer);
+        closedByGateway = true;
+      });
+    });
+    const { gateway } = await serve([{ name: 'drip', definition: { url: drip.url, timeout_seconds: 0.5 } }]);
+    const started = Date.now();
+    expect(await gateway.post({ query: '{ hello }' })).toEqual({ status: 200, body: { errors: [remoteError(drip.url)] } });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await waitFor(() => closedByGateway)).toBe(true);
+  });
+});
+
 describe('maxSocketsPerRemote', () => {
   it('bounds the sockets to one remote; further calls wait for one', async () => {
     const slow = await stubRemote(({ res }) => {
