@@ -254,6 +254,39 @@ describe('graphql-ws', () => {
   });
 });
 
+describe('HTTP subscriptions', () => {
+  it('end at the expiry of the token with a last JWTExpired event', async () => {
+    const server = await start();
+    await addSample(server);
+    const expiresAt = Math.floor(Date.now() / 1000) + 2;
+    const shortLived = await new SignJWT({
+      'https://svc-graphql.dev/jwt/claims': { 'x-svc-default-role': 'user', 'x-svc-allowed-roles': ['user'] },
+    })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(expiresAt)
+      .sign(new TextEncoder().encode(KEY));
+    const response = await fetch(`${server.url}/v1/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', cookie: `token=${shortLived}` },
+      body: JSON.stringify({ query: 'subscription { countdown(from: 1000, intervalMs: 200) }' }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(response.status).toBe(200);
+    // The whole stream: it must end by itself.
+    const text = await response.text();
+    expect(Date.now()).toBeGreaterThanOrEqual(expiresAt * 1000);
+    const events = text
+      .split('\n')
+      .filter((line) => line.startsWith('data: ') && line !== 'data: ')
+      .map((line) => JSON.parse(line.slice('data: '.length)) as unknown);
+    expect(events.length).toBeGreaterThan(2);
+    expect(events[0]).toEqual({ data: { countdown: 1000 } });
+    expect(events.at(-1)).toEqual({
+      errors: [{ message: 'Could not verify JWT: JWTExpired', extensions: { code: 'invalid-jwt', path: '$' } }],
+    });
+  });
+});
+
 describe('remote answers', () => {
   it('fails the fields of a remote whose answer is over the limit, and goes on serving', async () => {
     const server = await start({ maxRemoteResponseSize: 200_000 });
