@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { sampleTypeDefs } from '@svc-graphql/sample-remotes';
 import { partialRecord, sometimes } from './fuzz-common.js';
 import { SAMPLE, USER_ROLE } from './fuzz-server.js';
+import { OPERATION_TYPES } from '../../../metadata-api/src/request.js';
 
 /**
  * Metadata API requests: the real operation names with arguments close to right, plus any JSON.
@@ -10,21 +11,7 @@ import { SAMPLE, USER_ROLE } from './fuzz-server.js';
  * here, so that none points somewhere unexpected.
  */
 
-const OPERATIONS = [
-  'add_remote_schema',
-  'update_remote_schema',
-  'remove_remote_schema',
-  'reload_remote_schema',
-  'introspect_remote_schema',
-  'add_remote_schema_permissions',
-  'drop_remote_schema_permissions',
-  'export_metadata',
-  'replace_metadata',
-  'reload_metadata',
-  'get_inconsistent_metadata',
-  'drop_inconsistent_metadata',
-  'bulk',
-] as const;
+
 
 export interface MetadataUrls {
   /** The sample remote. */
@@ -144,7 +131,7 @@ const permissionSchema = fc.oneof(
   { weight: 1, arbitrary: anyJson },
 );
 
-function argsFor(type: (typeof OPERATIONS)[number], urls: MetadataUrls, document: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
+function argsFor(type: (typeof OPERATION_TYPES)[number], urls: MetadataUrls, document: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
   switch (type) {
     case 'add_remote_schema':
     case 'update_remote_schema':
@@ -222,7 +209,7 @@ function metadataDocument(urls: MetadataUrls): fc.Arbitrary<unknown> {
 function operation(urls: MetadataUrls, depth: number): fc.Arbitrary<Record<string, unknown>> {
   const document = metadataDocument(urls);
   return fc
-    .constantFrom(...OPERATIONS)
+    .constantFrom(...OPERATION_TYPES)
     .chain((type) => {
       const args =
         type === 'bulk'
