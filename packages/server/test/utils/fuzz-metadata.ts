@@ -11,8 +11,6 @@ import { OPERATION_TYPES } from '../../../metadata-api/src/request.js';
  * here, so that none points somewhere unexpected.
  */
 
-
-
 export interface MetadataUrls {
   /** The sample remote. */
   live: string;
