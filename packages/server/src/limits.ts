@@ -1,4 +1,5 @@
-import { GraphQLError, Kind, parse, type DocumentNode, type SelectionSetNode, type ValueNode } from 'graphql';
+import { GraphQLError, Kind, Lexer, Source, TokenKind, parse, type DocumentNode, type SelectionSetNode, type ValueNode } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { nestingDepth } from './depth-limit.js';
 
@@ -16,9 +17,20 @@ function limitError(message: string, code: string, status: number, headers?: Rec
   return error;
 }
 
-function tooLarge(maxBytes: number): GraphQLError {
-  // The rest of the body is never read, so the connection cannot carry another request.
-  return limitError(`request body is larger than ${maxBytes} bytes`, 'payload-too-large', 413, { connection: 'close' });
+/**
+ * A body declared this many times over the limit is not even read to its end: the connection is
+ * closed after the answer. A smaller one is read and thrown away (never buffered), so that the
+ * client, still sending, can read the 413 instead of meeting a reset connection.
+ */
+const DRAINED_MULTIPLE = 8;
+
+function tooLarge(maxBytes: number, closeConnection: boolean): GraphQLError {
+  return limitError(
+    `request body is larger than ${maxBytes} bytes`,
+    'payload-too-large',
+    413,
+    closeConnection ? { connection: 'close' } : undefined,
+  );
 }
 
 /**
@@ -30,7 +42,7 @@ export function useRequestBodyLimit(maxBytes: number): Plugin {
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
       const length = request.headers.get('content-length');
       if (length !== null && /^\d+$/.test(length)) {
-        if (Number(length) > maxBytes) throw tooLarge(maxBytes);
+        if (Number(length) > maxBytes) throw tooLarge(maxBytes, Number(length) > maxBytes * DRAINED_MULTIPLE);
         // Node's HTTP parser hands over exactly Content-Length bytes: nothing more to count.
         return;
       }
@@ -43,7 +55,8 @@ export function useRequestBodyLimit(maxBytes: number): Plugin {
         new Transform<Uint8Array, Uint8Array>({
           transform(chunk, controller) {
             read += chunk.byteLength;
-            if (read > maxBytes) controller.error(tooLarge(maxBytes));
+            // A chunked body has no end in sight: stop reading it.
+            if (read > maxBytes) controller.error(tooLarge(maxBytes, true));
             else controller.enqueue(chunk);
           },
         }),
@@ -78,18 +91,21 @@ export function useOperationLimits(options: { maxTokens: number; maxDepth?: numb
   const maxDepth = options.maxDepth ?? MAX_OPERATION_DEPTH;
   const tooDeep = () =>
     limitError(`the operation is nested too deeply: more than ${maxDepth} levels`, 'validation-failed', 400);
+  const tooManyTokens = () => limitError(`the operation has more than ${maxTokens} tokens`, 'validation-failed', 400);
   return {
     onParse({ setParseFn }) {
       setParseFn((source, parseOptions) => {
         const text = typeof source === 'string' ? source : source.body;
         if (nestingDepth(text, maxDepth) > maxDepth) throw tooDeep();
+        // A token takes at least one character, so a shorter text cannot be over the limit. A
+        // longer one is counted first with the lexer alone, several times cheaper than the parser
+        // building a tree it would throw away.
+        if (text.length > maxTokens && moreTokensThan(text, maxTokens)) throw tooManyTokens();
         let document: DocumentNode;
         try {
           document = parse(source, { ...parseOptions, maxTokens });
         } catch (error) {
-          if (error instanceof GraphQLError && TOKEN_LIMIT_MESSAGE.test(error.message)) {
-            throw limitError(`the operation has more than ${maxTokens} tokens`, 'validation-failed', 400);
-          }
+          if (error instanceof GraphQLError && TOKEN_LIMIT_MESSAGE.test(error.message)) throw tooManyTokens();
           throw error;
         }
         if (expandedDepth(document, maxDepth) > maxDepth) throw tooDeep();
@@ -106,6 +122,34 @@ export function useOperationLimits(options: { maxTokens: number; maxDepth?: numb
       if (status !== undefined) setResult({ ...result, extensions: { ...result.extensions, http: { status } } });
     },
   };
+}
+
+/** Whether `text` holds more than `limit` lexical tokens; a syntax error is left to the parser. */
+function moreTokensThan(text: string, limit: number): boolean {
+  const lexer = new Lexer(new Source(text));
+  try {
+    for (let count = 0; lexer.advance().kind !== TokenKind.EOF; ) {
+      if (++count > limit) return true;
+    }
+  } catch {
+    return false;
+  }
+  return false;
+}
+
+/**
+ * Yoga's caches of parsed documents and parse errors, bounded by the text they hold as well as by
+ * count: a client sending distinct documents of megabytes each must not fill memory with their
+ * trees (a parsed document takes many times its text).
+ */
+export function boundedParserCaches(): { documentCache: LRUCache<string, DocumentNode>; errorCache: LRUCache<string, object> } {
+  const options = {
+    max: 1024,
+    maxSize: 8 * 1024 * 1024,
+    maxEntrySize: 256 * 1024,
+    sizeCalculation: (_value: unknown, key: string) => Math.max(1, key.length),
+  };
+  return { documentCache: new LRUCache<string, DocumentNode>(options), errorCache: new LRUCache<string, object>(options) };
 }
 
 /**

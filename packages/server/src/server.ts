@@ -29,7 +29,7 @@ import {
   type StoreLocation,
 } from './config.js';
 import { createOriginPolicy, ownOrigins, useCors, type OriginPolicy } from './cors.js';
-import { useOperationLimits, useRequestBodyLimit } from './limits.js';
+import { boundedParserCaches, useOperationLimits, useRequestBodyLimit } from './limits.js';
 import { createLogger, type Logger } from './logger.js';
 import { useServiceRoutes } from './routes.js';
 import { VERSION } from './version.js';
@@ -203,6 +203,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       cors: false,
       maxRequestBodySize: false,
       maskedErrors: masking.maskedErrors,
+      parserAndValidationCache: boundedParserCaches(),
       plugins: [
         useCors(origins),
         useServiceRoutes({

@@ -110,13 +110,20 @@ describe('request limits', () => {
     await addSample(server);
   });
 
-  it('answers a body over the limit 413 from its Content-Length, closing the connection', async () => {
+  it('answers a body over the limit 413 from its Content-Length, closing the connection when it is far over', async () => {
+    const tooLarge = {
+      errors: [{ message: 'request body is larger than 4096 bytes', extensions: { code: 'payload-too-large', path: '$' } }],
+    };
+    // A little over: the rest is read and thrown away, so the client reads its 413 and may go on.
     const response = await post(server, JSON.stringify({ query: `{ hello(name: "${'x'.repeat(5000)}") }` }));
     expect(response.status).toBe(413);
-    expect(response.headers.get('connection')).toBe('close');
-    expect(await response.json()).toEqual({
-      errors: [{ message: 'request body is larger than 4096 bytes', extensions: { code: 'payload-too-large', path: '$' } }],
-    });
+    expect(response.headers.get('connection')).not.toBe('close');
+    expect(await response.json()).toEqual(tooLarge);
+    // Far over: not read at all.
+    const far = await post(server, JSON.stringify({ query: `{ hello(name: "${'x'.repeat(40_000)}") }` }));
+    expect(far.status).toBe(413);
+    expect(far.headers.get('connection')).toBe('close');
+    expect(await far.json()).toEqual(tooLarge);
   });
 
   it('answers a chunked body 413 as soon as it passes the limit, without waiting for its end', async () => {
@@ -153,6 +160,12 @@ describe('request limits', () => {
     });
     const at = await post(server, JSON.stringify({ query: `{ ${'remoteName '.repeat(98)}}` }));
     expect(at.status).toBe(200);
+    // Long enough to be counted by the lexer before parsing (more characters than the limit).
+    const long = await post(server, JSON.stringify({ query: `{ ${'remoteName      '.repeat(120)}}` }));
+    expect(long.status).toBe(400);
+    expect(await long.json()).toEqual({
+      errors: [{ message: 'the operation has more than 100 tokens', extensions: { code: 'validation-failed', path: '$' } }],
+    });
   });
 
   it('refuses 300 levels built from shallow fragments with 400', async () => {
