@@ -98,6 +98,11 @@ class Registry implements RemoteSchemaRegistry {
     return this.#live.schema;
   }
 
+  schemaFor(_session: { role: string; isAdmin?: boolean } | undefined): GraphQLSchema {
+    // Remote schema permissions are not enforced yet: every session sees the live schema.
+    return this.#live.schema;
+  }
+
   onSchemaChange(listener: (schema: GraphQLSchema) => void): () => void {
     this.#listeners.add(listener);
     return () => {

@@ -38,19 +38,36 @@ export interface RemoteSchemaDefinition {
   customization?: RemoteSchemaCustomization;
 }
 
+/** The part of a remote one role may use: a subset of the remote's SDL, with `@preset` directives. */
+export interface RemoteSchemaPermission {
+  role: string;
+  /** GraphQL SDL in the remote's own names (before customization), as written by the user. */
+  schema: string;
+}
+
 export interface RemoteSchemaEntry {
   name: string;
   definition: RemoteSchemaDefinition;
+  /** Role-based schemas; used only when the registry enables remote schema permissions. */
+  permissions?: readonly RemoteSchemaPermission[];
 }
 
 /** Stable codes; the metadata API maps them to HTTP 400 bodies. */
-export type RemoteSchemaErrorCode = 'remote-schema-error' | 'invalid-params' | 'invalid-configuration';
+export type RemoteSchemaErrorCode = 'remote-schema-error' | 'invalid-params' | 'invalid-configuration' | 'validation-failed';
 
-/** Why one remote could not be part of a schema. */
+/**
+ * Why one remote, or one role's permission on it (`role` set), could not be part of a schema. A
+ * permission that cannot be enforced never widens access: that role sees nothing of that remote.
+ */
 export interface RemoteSchemaProblem {
   name: string;
+  /** Set for a problem of the permission of this role on remote `name`. */
+  role?: string;
   code: RemoteSchemaErrorCode;
-  /** Human-readable, e.g. `Inconsistent object: Duplicate remote field 'user'`. */
+  /**
+   * Human-readable, e.g. `Inconsistent object: Duplicate remote field 'user'`, or for a permission
+   * `validation for the given role-based schema failed because …`.
+   */
   message: string;
 }
 
@@ -71,8 +88,16 @@ export interface PlanOptions {
 }
 
 export interface RemoteSchemaRegistry {
-  /** The live schema (local schema + every consistent remote). */
+  /** The live schema (local schema + every consistent remote): what admin sees. */
   readonly schema: GraphQLSchema;
+  /**
+   * The schema a session is served. Without remote schema permissions (or for admin, or without a
+   * session), the live schema. With them, the role's own schema: the local schema and, of each
+   * remote, only what a consistent permission of that role grants (nothing of a remote without
+   * one), preset arguments and input fields left out. Built lazily per role from the live state
+   * and kept in a bounded cache until the next swap; a request keeps the schema it started with.
+   */
+  schemaFor(session: { role: string; isAdmin?: boolean } | undefined): GraphQLSchema;
   /** Called after every swap of the live schema (commit or a background retry that succeeded). */
   onSchemaChange(listener: (schema: GraphQLSchema) => void): () => void;
   /**

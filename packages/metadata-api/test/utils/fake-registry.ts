@@ -14,6 +14,7 @@ interface FakePlan {
 
 export interface FakeRegistry {
   readonly schema: GraphQLSchema;
+  schemaFor(session: { role: string; isAdmin?: boolean } | undefined): GraphQLSchema;
   /** SDL served at each URL; delete a key to take that remote down. */
   readonly remotes: Map<string, string>;
   /** How many plans were committed. */
@@ -35,6 +36,9 @@ export function createFakeRegistry(remotes: Record<string, string> = {}): FakeRe
   let live: FakePlan = { schema: buildSchema(EMPTY_SDL), problems: [], entries: [] };
   const registry: FakeRegistry = {
     get schema() {
+      return live.schema;
+    },
+    schemaFor() {
       return live.schema;
     },
     remotes: new Map(Object.entries(remotes)),
