@@ -44,6 +44,18 @@ function headersOf(context: Record<string, unknown>): HeadersInput | undefined {
   return undefined;
 }
 
+/** Sessions resolved from HTTP requests by any `useJwtSession` instance, by request. */
+const requestSessions = new WeakMap<Request, Session>();
+
+/**
+ * The session `useJwtSession` resolved for an HTTP request, as soon as its `onRequest` ran: for
+ * plugins that choose something per session before the GraphQL context is built (a schema per
+ * role is chosen before parsing and validation). `undefined` for a request it did not resolve.
+ */
+export function sessionOfRequest(request: Request): Session | undefined {
+  return requestSessions.get(request);
+}
+
 /**
  * The Yoga/Envelop plugin: authenticates every GraphQL request and puts `context.session`.
  *
@@ -72,7 +84,7 @@ export function useJwtSession(options: JwtSessionOptions | { resolver: SessionRe
     error: (...args) => logTo.error(...args),
   };
   const resolver = shared ? options.resolver : createSessionResolver(options.logger === undefined ? { ...options, logger } : options);
-  const sessions = new WeakMap<Request, Session>();
+  const sessions = requestSessions;
   let isGraphQLRequest: (url: URL) => boolean = () => true;
 
   return {
