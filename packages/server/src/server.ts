@@ -7,7 +7,9 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import {
   createGraphqlWsSession,
   createSessionResolver,
+  sessionOfRequest,
   useJwtSession,
+  type Session,
   type SessionResolver,
 } from '@svc-graphql/jwt-session';
 import { createRemoteSchemaRegistry, useRemoteSchemas, type RemoteSchemaRegistry } from '@svc-graphql/remote-schemas';
@@ -179,7 +181,11 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
 
   try {
     const store = openStore(options.databaseUrl ?? DEFAULT_DATABASE_URL, logger);
-    const registry: RemoteSchemaRegistry = createRemoteSchemaRegistry({ logger, maxResponseBytes: limits.maxRemoteResponseSize });
+    const registry: RemoteSchemaRegistry = createRemoteSchemaRegistry({
+      logger,
+      maxResponseBytes: limits.maxRemoteResponseSize,
+      getSession: sessionOfContext,
+    });
     cleanups.push(() => registry.dispose());
     const service = createMetadataService({
       registry,
@@ -395,6 +401,19 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
     await cleanUp();
     throw error;
   }
+}
+
+/**
+ * The session of a GraphQL context: graphql-ws contexts and built contexts carry it; an HTTP
+ * request's is known from `onRequest` on, before its context is built (a role's schema is chosen
+ * before validation).
+ */
+function sessionOfContext(context: unknown): { role: string; variables: Record<string, string>; isAdmin: boolean } | undefined {
+  const holder = context as { session?: Session; request?: unknown } | null | undefined;
+  // Yoga's Request may be whatwg-node's own class, not the global one.
+  const request = holder?.request;
+  const session = holder?.session ?? (typeof request === 'object' && request !== null ? sessionOfRequest(request as Request) : undefined);
+  return session && { role: session.role, variables: session.variables, isAdmin: session.isAdmin };
 }
 
 interface EnvelopedRoot {
