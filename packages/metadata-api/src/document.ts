@@ -1,4 +1,4 @@
-import type { RemoteSchemaDefinition } from './registry.js';
+import type { RemoteSchemaDefinition, RemoteSchemaEntry } from './registry.js';
 
 /** A role-based schema of a remote (`add_remote_schema_permissions`). */
 export interface RemoteSchemaPermissionMetadata {
@@ -38,6 +38,19 @@ export function emptyDocument(): MetadataDocument {
 /** Documents are plain JSON; a deep copy keeps callers from mutating the live state. */
 export function cloneDocument(document: MetadataDocument): MetadataDocument {
   return structuredClone(document);
+}
+
+/**
+ * What the registry is asked to plan for a document. Permissions are handed over only while they
+ * are enabled: otherwise they are kept in the document and exported, but neither validated nor
+ * enforced.
+ */
+export function registryEntries(document: MetadataDocument, permissionsEnabled: boolean): RemoteSchemaEntry[] {
+  return document.remote_schemas.map(({ name, definition, permissions }) =>
+    permissionsEnabled && permissions !== undefined
+      ? { name, definition, permissions: permissions.map(({ role, definition: { schema } }) => ({ role, schema })) }
+      : { name, definition },
+  );
 }
 
 export const INCONSISTENT_PREFIX = 'Inconsistent object: ';

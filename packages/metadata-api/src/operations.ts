@@ -4,10 +4,17 @@
  * draft untouched) or records the new document and plan. Nothing here saves or commits: the
  * service does that once the whole request (a `bulk` included) has succeeded.
  */
-import { cloneDocument, type MetadataDocument, type RemoteSchemaMetadata } from './document.js';
+import {
+  cloneDocument,
+  registryEntries,
+  type InconsistentObject,
+  type MetadataDocument,
+  type RemoteSchemaMetadata,
+  type RemoteSchemaPermissionMetadata,
+} from './document.js';
 import { redactEnvironment } from './environment.js';
 import { MetadataApiError } from './errors.js';
-import { toInconsistentObjects } from './inconsistency.js';
+import { permissionObjectName, remoteSchemaObjectName, toInconsistentObjects } from './inconsistency.js';
 import type { RegistryPlan, RemoteSchemaProblem, RemoteSchemaRegistry } from './registry.js';
 import type { MetadataRequest, OperationType } from './request.js';
 import type { StoredMetadata } from './store.js';
@@ -22,6 +29,7 @@ import {
   validateDefinition,
   validateDocument,
   validateName,
+  validatePermissionDefinition,
   type JsonObject,
 } from './validation.js';
 
@@ -43,6 +51,7 @@ export interface Draft {
 export interface OperationContext {
   registry: RemoteSchemaRegistry;
   loadStored(): Promise<StoredMetadata | undefined>;
+  /** Whether permissions are validated and enforced (`--enable-remote-schema-permissions`). */
   remoteSchemaPermissions: boolean;
   draft: Draft;
   /** How many `bulk` operations enclose this one. */
@@ -53,6 +62,8 @@ export interface OperationContext {
 
 const SUCCESS = { message: 'success' } as const;
 const ARGS = '$.args';
+/** The role that always sees everything; no permission can be defined for it. */
+const ADMIN_ROLE = 'admin';
 
 type Operation = (args: unknown, context: OperationContext, request: MetadataRequest) => Promise<unknown>;
 
@@ -74,8 +85,17 @@ function find(document: MetadataDocument, name: string): RemoteSchemaMetadata | 
 
 async function plan(context: OperationContext, document: MetadataDocument): Promise<RegistryPlan> {
   const { reload } = context.draft;
-  const entries = document.remote_schemas.map(({ name, definition }) => ({ name, definition }));
+  const entries = registryEntries(document, context.remoteSchemaPermissions);
   return context.registry.plan(entries, { reload: reload === 'all' ? 'all' : [...reload] });
+}
+
+function inconsistentObjects(context: OperationContext, problems: readonly RemoteSchemaProblem[], document: MetadataDocument): InconsistentObject[] {
+  return toInconsistentObjects(problems, document, context.remoteSchemaPermissions);
+}
+
+/** The problem of the remote itself, not one of a permission on it. */
+function remoteProblem(next: RegistryPlan, name: string): RemoteSchemaProblem | undefined {
+  return next.problems.find((problem) => problem.name === name && problem.role === undefined);
 }
 
 function accept(context: OperationContext, document: MetadataDocument, next: RegistryPlan, changed: boolean): void {
@@ -118,7 +138,7 @@ const addRemoteSchema: Operation = async (value, context) => {
   const next = cloneDocument(document);
   next.remote_schemas.push(entry);
   const candidate = await plan(context, next);
-  refuseProblem(candidate.problems.find((problem) => problem.name === entry.name), entry);
+  refuseProblem(remoteProblem(candidate, entry.name), entry);
   accept(context, next, candidate, true);
   return SUCCESS;
 };
@@ -131,14 +151,18 @@ const updateRemoteSchema: Operation = async (value, context) => {
   if (existing === undefined) {
     throw new MetadataApiError('not-exists', `remote schema with name "${entry.name}" doesn't exist`, ARGS);
   }
-  // Permissions belong to the remote, not to its definition: an update keeps them.
+  // Permissions belong to the remote, not to its definition: an update keeps them, and the plan
+  // validates them again against what the remote serves now.
   if (existing.permissions !== undefined) entry.permissions = structuredClone(existing.permissions);
   const next = cloneDocument(document);
   next.remote_schemas[index] = entry;
   const candidate = await plan(context, next);
-  refuseProblem(candidate.problems.find((problem) => problem.name === entry.name), entry);
+  refuseProblem(remoteProblem(candidate, entry.name), entry);
   accept(context, next, candidate, true);
-  return SUCCESS;
+  // Permissions that no longer fit do not fail the update: they are left out of the schema (their
+  // roles see nothing of this remote) and reported, as they are by get_inconsistent_metadata.
+  const dependents = inconsistentObjects(context, candidate.problems, { version: 3, remote_schemas: [entry] });
+  return dependents.length === 0 ? SUCCESS : { ...SUCCESS, inconsistent_objects: dependents };
 };
 
 const removeRemoteSchema: Operation = async (value, context) => {
@@ -148,9 +172,10 @@ const removeRemoteSchema: Operation = async (value, context) => {
   const { document } = context.draft;
   const existing = find(document, name);
   if (existing === undefined) throw new MetadataApiError('not-exists', 'no such remote schema', ARGS);
-  const dependents = (existing.permissions ?? []).map(
-    (permission) => `remote_schema_permission ${permission.role} on remote_schema ${name}`,
-  );
+  // Sorted as Hasura lists dependent objects, whatever their order in the document.
+  const dependents = (existing.permissions ?? [])
+    .map((permission) => permissionObjectName(name, permission.role))
+    .sort(byCodePoints);
   if (dependents.length > 0 && !cascade) {
     throw new MetadataApiError(
       'dependency-error',
@@ -190,7 +215,32 @@ const introspectRemoteSchema: Operation = async (value, context) => {
   }
 };
 
-const addRemoteSchemaPermissions: Operation = async (_value, context) => {
+function permissionArgs(value: unknown): { remote: string; permission: RemoteSchemaPermissionMetadata } {
+  const object = args(value, ['remote_schema', 'role', 'definition', 'comment']);
+  const remote = validateName(required(object, 'remote_schema', ARGS), childPath(ARGS, 'remote_schema'));
+  const role = validateName(required(object, 'role', ARGS), childPath(ARGS, 'role'));
+  const definition = validatePermissionDefinition(required(object, 'definition', ARGS), childPath(ARGS, 'definition'));
+  const permission: RemoteSchemaPermissionMetadata = { role, definition };
+  const comment = validateComment(object['comment'], childPath(ARGS, 'comment'));
+  if (comment !== undefined) permission.comment = comment;
+  return { remote, permission };
+}
+
+/** The remote a permission call names; messages as Hasura's. */
+function findPermissionRemote(document: MetadataDocument, remote: string): { index: number; entry: RemoteSchemaMetadata } {
+  const index = document.remote_schemas.findIndex((entry) => entry.name === remote);
+  const entry = document.remote_schemas[index];
+  if (entry === undefined) throw new MetadataApiError('not-exists', `remote schema "${remote}" doesn't exist`, ARGS);
+  return { index, entry };
+}
+
+/** `permissions for role: "<r>" for remote schema:"<n>" <what>`, Hasura's wording to the letter. */
+function permissionMessage(remote: string, role: string, what: string): string {
+  return `permissions for role: "${role}" for remote schema:"${remote}" ${what}`;
+}
+
+const addRemoteSchemaPermissions: Operation = async (value, context) => {
+  const { remote, permission } = permissionArgs(value);
   if (!context.remoteSchemaPermissions) {
     throw new MetadataApiError(
       'constraint-violation',
@@ -198,12 +248,48 @@ const addRemoteSchemaPermissions: Operation = async (_value, context) => {
       ARGS,
     );
   }
-  throw new MetadataApiError('not-supported', 'remote schema permissions are not supported yet', ARGS);
+  // Admin always sees the whole remote; a permission for it would be a promise never kept.
+  if (permission.role === ADMIN_ROLE) {
+    throw new MetadataApiError('constraint-violation', 'cannot define permission for admin role', ARGS);
+  }
+  const { document } = context.draft;
+  const { index, entry } = findPermissionRemote(document, remote);
+  if (entry.permissions?.some((existing) => existing.role === permission.role)) {
+    throw new MetadataApiError('already-exists', permissionMessage(remote, permission.role, 'already exists'), ARGS);
+  }
+  const next = cloneDocument(document);
+  const target = next.remote_schemas[index] as RemoteSchemaMetadata;
+  target.permissions = [...(target.permissions ?? []), permission];
+  const candidate = await plan(context, next);
+  // A remote that cannot be loaded cannot check the permission: refuse rather than store it unchecked.
+  refuseProblem(remoteProblem(candidate, remote), entry);
+  const problem = candidate.problems.find((other) => other.name === remote && other.role === permission.role);
+  if (problem !== undefined) throw new MetadataApiError(problem.code, redactEnvironment(problem.message, entry.definition), ARGS);
+  accept(context, next, candidate, true);
+  return SUCCESS;
 };
 
-const dropRemoteSchemaPermissions: Operation = async () => {
-  throw new MetadataApiError('not-supported', 'remote schema permissions are not supported yet', ARGS);
+const dropRemoteSchemaPermissions: Operation = async (value, context) => {
+  const object = args(value, ['remote_schema', 'role']);
+  const remote = validateName(required(object, 'remote_schema', ARGS), childPath(ARGS, 'remote_schema'));
+  const role = validateName(required(object, 'role', ARGS), childPath(ARGS, 'role'));
+  const { document } = context.draft;
+  const { index, entry } = findPermissionRemote(document, remote);
+  if (!entry.permissions?.some((existing) => existing.role === role)) {
+    throw new MetadataApiError('not-exists', permissionMessage(remote, role, "doesn't exist"), ARGS);
+  }
+  const next = cloneDocument(document);
+  withoutPermissions(next.remote_schemas[index] as RemoteSchemaMetadata, (permission) => permission.role === role);
+  accept(context, next, await plan(context, next), true);
+  return SUCCESS;
 };
+
+/** Removes the matching permissions; the key goes when none is left, as export shows it only when set. */
+function withoutPermissions(entry: RemoteSchemaMetadata, drop: (permission: RemoteSchemaPermissionMetadata) => boolean): void {
+  const kept = (entry.permissions ?? []).filter((permission) => !drop(permission));
+  if (kept.length > 0) entry.permissions = kept;
+  else delete entry.permissions;
+}
 
 const exportMetadata: Operation = async (value, context, request) => {
   noArgs(value);
@@ -227,21 +313,8 @@ const replaceMetadata: Operation = async (value, context) => {
   } else {
     document = validateDocument(object, ARGS);
   }
-  if (context.remoteSchemaPermissions) {
-    // With permissions enabled a client expects them enforced; until they are, storing them would
-    // silently give every role the whole remote schema.
-    const index = document.remote_schemas.findIndex((entry) => (entry.permissions?.length ?? 0) > 0);
-    if (index !== -1) {
-      const base = wrapped ? childPath(ARGS, 'metadata') : ARGS;
-      throw new MetadataApiError(
-        'not-supported',
-        'remote schema permissions are not supported yet',
-        childPath(childPath(childPath(base, 'remote_schemas'), index), 'permissions'),
-      );
-    }
-  }
   const candidate = await plan(context, document);
-  const inconsistent = toInconsistentObjects(candidate.problems, document);
+  const inconsistent = inconsistentObjects(context, candidate.problems, document);
   if (inconsistent.length > 0 && !allowInconsistent) {
     throw new MetadataApiError('unexpected', 'cannot continue due to inconsistent metadata', ARGS);
   }
@@ -277,7 +350,7 @@ const reloadMetadata: Operation = async (value, context) => {
   }
   const candidate = await plan(context, draft.document);
   accept(context, draft.document, candidate, false);
-  const inconsistent = toInconsistentObjects(candidate.problems, draft.document);
+  const inconsistent = inconsistentObjects(context, candidate.problems, draft.document);
   return inconsistent.length === 0
     ? { message: 'success', is_consistent: true }
     : { message: 'success', is_consistent: false, inconsistent_objects: inconsistent };
@@ -285,17 +358,21 @@ const reloadMetadata: Operation = async (value, context) => {
 
 const getInconsistentMetadata: Operation = async (value, context) => {
   noArgs(value);
-  const inconsistent = toInconsistentObjects(currentProblems(context), context.draft.document);
+  const inconsistent = inconsistentObjects(context, currentProblems(context), context.draft.document);
   return { is_consistent: inconsistent.length === 0, inconsistent_objects: inconsistent };
 };
 
 const dropInconsistentMetadata: Operation = async (value, context) => {
   noArgs(value);
   const { document } = context.draft;
-  const names = new Set(toInconsistentObjects(currentProblems(context), document).map((object) => object.name));
+  const names = new Set(inconsistentObjects(context, currentProblems(context), document).map((object) => object.name));
   if (names.size === 0) return SUCCESS;
   const next = cloneDocument(document);
-  next.remote_schemas = next.remote_schemas.filter((entry) => !names.has(`remote_schema ${entry.name}`));
+  // A remote goes with its permissions; of a consistent remote, only its inconsistent permissions go.
+  next.remote_schemas = next.remote_schemas.filter((entry) => !names.has(remoteSchemaObjectName(entry.name)));
+  for (const entry of next.remote_schemas) {
+    withoutPermissions(entry, (permission) => names.has(permissionObjectName(entry.name, permission.role)));
+  }
   accept(context, next, await plan(context, next), true);
   return SUCCESS;
 };
@@ -334,3 +411,13 @@ export const OPERATIONS: Record<OperationType, Operation> = {
   drop_inconsistent_metadata: dropInconsistentMetadata,
   bulk,
 };
+
+/** Text order by Unicode code point, as Haskell sorts Text (Hasura's order of dependent objects). */
+function byCodePoints(left: string, right: string): number {
+  const a = Array.from(left, (character) => character.codePointAt(0) ?? 0);
+  const b = Array.from(right, (character) => character.codePointAt(0) ?? 0);
+  for (let index = 0; index < Math.min(a.length, b.length); index += 1) {
+    if (a[index] !== b[index]) return (a[index] ?? 0) - (b[index] ?? 0);
+  }
+  return a.length - b.length;
+}

@@ -16,8 +16,11 @@ export interface MetadataServiceOptions {
   /** Where the document is kept: `createFileMetadataStore()` or `createPostgresMetadataStore()`. */
   store: MetadataStore;
   /**
-   * Whether role-based remote schema permissions may be added
-   * (`--enable-remote-schema-permissions`).
+   * Remote schema permissions (`--enable-remote-schema-permissions`); must agree with the
+   * registry's `enableRemoteSchemaPermissions`. On: `add_remote_schema_permissions` is allowed,
+   * permissions are handed to the registry, and those it refuses are inconsistent objects. Off:
+   * `add_remote_schema_permissions` answers `constraint-violation`; permissions given through
+   * `replace_metadata` are kept and exported, but neither validated nor handed to the registry.
    * @default false
    */
   remoteSchemaPermissions?: boolean;

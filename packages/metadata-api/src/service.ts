@@ -1,4 +1,4 @@
-import { emptyDocument, type InconsistentObject, type MetadataDocument } from './document.js';
+import { emptyDocument, registryEntries, type InconsistentObject, type MetadataDocument } from './document.js';
 import { MetadataApiError, MetadataStoreError, MetadataStoreUnreachableError, StoreConflictError, storeFailure } from './errors.js';
 import { toInconsistentObjects } from './inconsistency.js';
 import { OPERATIONS, type Draft, type OperationContext } from './operations.js';
@@ -84,8 +84,13 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
   let lastReloadEnded = Number.NEGATIVE_INFINITY;
   let reloadTimer: ReturnType<typeof setTimeout> | undefined;
 
+  /** The metadata objects of the live document that are not part of the live schema. */
+  function liveInconsistencies(): InconsistentObject[] {
+    return toInconsistentObjects(registry.problems(), document, remoteSchemaPermissions);
+  }
+
   function logInconsistencies(): void {
-    for (const object of toInconsistentObjects(registry.problems(), document)) {
+    for (const object of liveInconsistencies()) {
       logger.warn(`inconsistent metadata: ${object.name}: ${object.reason}`);
     }
   }
@@ -108,8 +113,7 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
   async function refresh(): Promise<void> {
     const stored = await loadStored();
     if (stored === undefined || stored.resourceVersion === version) return;
-    const entries = stored.metadata.remote_schemas.map(({ name, definition }) => ({ name, definition }));
-    const next = await registry.plan(entries);
+    const next = await registry.plan(registryEntries(stored.metadata, remoteSchemaPermissions));
     registry.commit(next);
     document = stored.metadata;
     version = stored.resourceVersion;
@@ -254,26 +258,29 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
           document = stored.metadata;
           version = stored.resourceVersion;
         }
-        const entries = document.remote_schemas.map(({ name, definition }) => ({ name, definition }));
-        registry.commit(await registry.plan(entries));
+        registry.commit(await registry.plan(registryEntries(document, remoteSchemaPermissions)));
         initialized = true;
-        const inconsistent = toInconsistentObjects(registry.problems(), document).length;
+        const inconsistent = liveInconsistencies().length;
         logger.info(
           `metadata loaded${store.location === undefined ? '' : ` from ${store.location}`}: ` +
             `${String(document.remote_schemas.length)} remote schema(s), resource version ${String(version)}` +
             (inconsistent > 0 ? `, ${String(inconsistent)} inconsistent object(s)` : ''),
         );
         logInconsistencies();
-        if (remoteSchemaPermissions && document.remote_schemas.some((entry) => (entry.permissions?.length ?? 0) > 0)) {
-          logger.warn('the stored metadata has remote schema permissions, which are not enforced yet: every role sees whole remote schemas');
+        if (!remoteSchemaPermissions && document.remote_schemas.some((entry) => entry.permissions !== undefined)) {
+          // Likely an imported document run without the flag: say so rather than serve it silently.
+          logger.warn(
+            'the metadata has remote schema permissions, but remote schema permissions are disabled: ' +
+              'they are kept, not enforced, and every role sees whole remote schemas',
+          );
         }
         unwatch = store.watch?.(requestReload);
       }),
 
     handle: (body) => (isReadOnly(body) ? answer(() => execute(body, newDraft())) : serial(() => answer(() => apply(body)))),
 
-    inconsistentObjects: () => toInconsistentObjects(registry.problems(), document),
-    isConsistent: () => toInconsistentObjects(registry.problems(), document).length === 0,
+    inconsistentObjects: liveInconsistencies,
+    isConsistent: () => liveInconsistencies().length === 0,
     resourceVersion: () => version,
     isStoreReachable: () => store.isReachable?.() ?? true,
 

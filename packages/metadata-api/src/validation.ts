@@ -265,15 +265,22 @@ export function validateComment(value: unknown, path: string): string | undefine
   return value === undefined || value === null ? undefined : expectString(value, path);
 }
 
+/**
+ * A permission's `definition`: `{schema}`, the role's SDL. Kept exactly as written (a `schema {}`
+ * block, comments, descriptions and layout included) so that export gives back what was sent.
+ */
+export function validatePermissionDefinition(value: unknown, path: string): RemoteSchemaPermissionMetadata['definition'] {
+  const definition = expectObject(value, path);
+  rejectUnknownKeys(definition, ['schema'], path);
+  return { schema: expectString(required(definition, 'schema', path), childPath(path, 'schema')) };
+}
+
 function validatePermission(value: unknown, path: string): RemoteSchemaPermissionMetadata {
   const object = expectObject(value, path);
   rejectUnknownKeys(object, ['role', 'definition', 'comment'], path);
   const role = validateName(required(object, 'role', path), childPath(path, 'role'));
-  const definitionPath = childPath(path, 'definition');
-  const definition = expectObject(required(object, 'definition', path), definitionPath);
-  rejectUnknownKeys(definition, ['schema'], definitionPath);
-  const schema = expectString(required(definition, 'schema', definitionPath), childPath(definitionPath, 'schema'));
-  const result: RemoteSchemaPermissionMetadata = { role, definition: { schema } };
+  const definition = validatePermissionDefinition(required(object, 'definition', path), childPath(path, 'definition'));
+  const result: RemoteSchemaPermissionMetadata = { role, definition };
   const comment = validateComment(object['comment'], childPath(path, 'comment'));
   if (comment !== undefined) result.comment = comment;
   return result;

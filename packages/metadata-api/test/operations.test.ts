@@ -136,7 +136,7 @@ describe('remove_remote_schema', () => {
     expect(await exportMetadata()).toEqual({ version: 3, remote_schemas: [] });
   });
 
-  it('refuses to drop a remote with permissions unless cascade is true', async () => {
+  it('refuses to drop a remote with permissions unless cascade is true, listing them sorted', async () => {
     const permissions = [
       { role: 'user', definition: { schema: 'type Query { a: String }' } },
       { role: 'editor', definition: { schema: 'type Query { a: String }' } },
@@ -146,7 +146,7 @@ describe('remove_remote_schema', () => {
       status: 400,
       body: {
         error:
-          'cannot drop due to the following dependent objects: remote_schema_permission user on remote_schema a, remote_schema_permission editor on remote_schema a',
+          'cannot drop due to the following dependent objects: remote_schema_permission editor on remote_schema a, remote_schema_permission user on remote_schema a',
         path: '$.args',
         code: 'dependency-error',
       },
@@ -198,50 +198,242 @@ describe('introspect_remote_schema', () => {
   });
 });
 
+/**
+ * The metadata side of remote schema permissions, over the fake registry: which permissions it is
+ * given, and what the API answers for what it reports (`permissionProblems`). Validation itself, with
+ * the real registry and real remotes, is in permissions.test.ts.
+ */
 describe('remote schema permissions', () => {
-  const permission = { remote_schema: 'a', role: 'user', definition: { schema: 'type Query { a: String }' } };
+  const schema = 'type Query { a: String }';
+  const grant = (role = 'user', extra: Record<string, unknown> = {}) => ({
+    type: 'add_remote_schema_permissions',
+    args: { remote_schema: 'a', role, definition: { schema }, ...extra },
+  });
+  const drop = (role = 'user', remote = 'a') => ({ type: 'drop_remote_schema_permissions', args: { remote_schema: remote, role } });
+  const entryOf = (document: { remote_schemas: Array<{ name: string }> }, name: string): any =>
+    document.remote_schemas.find((entry) => entry.name === name);
+  /** The permissions the registry was given for remote `a` in its last plan. */
+  const plannedPermissions = () => fixture.registry.planned.at(-1)?.find((entry) => entry.name === 'a')?.permissions;
+  const restart = async (remoteSchemaPermissions: boolean) => {
+    await fixture.close();
+    fixture = await startFixture({ remoteSchemaPermissions });
+  };
+  const inconsistentUser = (message: string) => ({
+    type: 'remote_schema_permission',
+    name: 'remote_schema_permission user on remote_schema a',
+    reason: `Inconsistent object: ${message}`,
+    definition: { role: 'user', definition: { schema } },
+  });
+  const invalid = 'validation for the given role-based schema failed because field "b" does not exist in the "Object": "Query"';
 
-  it('refuses add_remote_schema_permissions with constraint-violation while permissions are disabled', async () => {
-    expect(await post({ type: 'add_remote_schema_permissions', args: permission })).toEqual({
-      status: 400,
-      body: {
-        error: 'remote schema permissions can only be added when remote schema permissions are enabled',
-        path: '$.args',
-        code: 'constraint-violation',
-      },
+  describe('while disabled', () => {
+    it('refuses add_remote_schema_permissions with constraint-violation and stores nothing', async () => {
+      await add('a', { url: A });
+      expect(await post(grant())).toEqual({
+        status: 400,
+        body: {
+          error: 'remote schema permissions can only be added when remote schema permissions are enabled',
+          path: '$.args',
+          code: 'constraint-violation',
+        },
+      });
+      expect(entryOf(await exportMetadata(), 'a').permissions).toBeUndefined();
+    });
+
+    it('keeps and exports permissions given by replace_metadata without validating them or handing them to the registry', async () => {
+      fixture.registry.permissionProblems.set('a/user', invalid);
+      const permissions = [{ role: 'user', definition: { schema }, comment: 'kept' }];
+      const document = { version: 3, remote_schemas: [{ name: 'a', definition: { url: A }, permissions }] };
+      expect(await post({ type: 'replace_metadata', args: document })).toEqual(success);
+      expect(plannedPermissions()).toBeUndefined();
+      expect(entryOf(await exportMetadata(), 'a').permissions).toEqual(permissions);
+      expect(await post({ type: 'get_inconsistent_metadata', args: {} })).toEqual({
+        status: 200,
+        body: { is_consistent: true, inconsistent_objects: [] },
+      });
+    });
+
+    it('drops a stored permission', async () => {
+      const permissions = [{ role: 'user', definition: { schema } }];
+      await post({ type: 'replace_metadata', args: { version: 3, remote_schemas: [{ name: 'a', definition: { url: A }, permissions }] } });
+      expect(await post(drop())).toEqual(success);
+      expect(entryOf(await exportMetadata(), 'a')).not.toHaveProperty('permissions');
     });
   });
 
-  it('answers not-supported for both permission calls when permissions are enabled', async () => {
-    await fixture.close();
-    fixture = await startFixture({ remoteSchemaPermissions: true });
-    const notSupported = {
-      status: 400,
-      body: { error: 'remote schema permissions are not supported yet', path: '$.args', code: 'not-supported' },
-    };
-    expect(await post({ type: 'add_remote_schema_permissions', args: permission })).toEqual(notSupported);
-    expect(await post({ type: 'drop_remote_schema_permissions', args: { remote_schema: 'a', role: 'user' } })).toEqual(notSupported);
-  });
-
-  it('refuses a replace_metadata document carrying permissions when permissions are enabled, since they would not be enforced', async () => {
-    await fixture.close();
-    fixture = await startFixture({ remoteSchemaPermissions: true });
-    const document = {
-      version: 3,
-      remote_schemas: [
-        { name: 'a', definition: { url: A } },
-        { name: 'b', definition: { url: B }, permissions: [{ role: 'user', definition: { schema: 'type Query { b: String }' } }] },
-      ],
-    };
-    expect(await post({ type: 'replace_metadata', args: { allow_inconsistent_metadata: true, metadata: document } })).toEqual({
-      status: 400,
-      body: {
-        error: 'remote schema permissions are not supported yet',
-        path: '$.args.metadata.remote_schemas[1].permissions',
-        code: 'not-supported',
-      },
+  describe('while enabled', () => {
+    beforeEach(async () => {
+      await restart(true);
+      await add('a', { url: A });
     });
-    expect(await post({ type: 'export_metadata', args: {} })).toEqual({ status: 200, body: { version: 3, remote_schemas: [] } });
+
+    it('adds a permission, hands it to the registry and exports it as given, comment included', async () => {
+      expect(await post(grant('user', { comment: 'read only' }))).toEqual(success);
+      expect(plannedPermissions()).toEqual([{ role: 'user', schema }]);
+      expect(entryOf(await exportMetadata(), 'a').permissions).toEqual([{ role: 'user', definition: { schema }, comment: 'read only' }]);
+      expect(fixture.service.resourceVersion()).toBe(2);
+    });
+
+    it('keeps the order in which permissions were added', async () => {
+      await post(grant('user'));
+      await post(grant('editor'));
+      expect(entryOf(await exportMetadata(), 'a').permissions.map((permission: { role: string }) => permission.role)).toEqual(['user', 'editor']);
+    });
+
+    it('refuses a permission for admin with constraint-violation', async () => {
+      expect(await post(grant('admin'))).toEqual({
+        status: 400,
+        body: { error: 'cannot define permission for admin role', path: '$.args', code: 'constraint-violation' },
+      });
+    });
+
+    it('answers not-exists for an unknown remote, to add and to drop', async () => {
+      const answer = {
+        status: 400,
+        body: { error: 'remote schema "nope" doesn\'t exist', path: '$.args', code: 'not-exists' },
+      };
+      expect(await post({ ...grant(), args: { ...grant().args, remote_schema: 'nope' } })).toEqual(answer);
+      expect(await post(drop('user', 'nope'))).toEqual(answer);
+    });
+
+    it('refuses a second permission for the same role with already-exists', async () => {
+      await post(grant());
+      expect(await post(grant())).toEqual({
+        status: 400,
+        body: { error: 'permissions for role: "user" for remote schema:"a" already exists', path: '$.args', code: 'already-exists' },
+      });
+    });
+
+    it("refuses a permission the registry finds invalid with validation-failed, the registry's message as is, and stores nothing", async () => {
+      fixture.registry.permissionProblems.set('a/user', invalid);
+      const commits = fixture.registry.commits;
+      expect(await post(grant())).toEqual({ status: 400, body: { error: invalid, path: '$.args', code: 'validation-failed' } });
+      expect(entryOf(await exportMetadata(), 'a').permissions).toBeUndefined();
+      expect(fixture.service.resourceVersion()).toBe(1);
+      expect(fixture.registry.commits).toBe(commits);
+    });
+
+    it("refuses a permission on a remote that cannot be loaded with the remote's own error", async () => {
+      fixture.registry.remotes.delete(A);
+      await post({ type: 'reload_remote_schema', args: { name: 'a' } });
+      expect(await post(grant())).toEqual({
+        status: 400,
+        body: { error: `HTTP exception occurred while sending the request to "${A}"`, path: '$.args', code: 'remote-schema-error' },
+      });
+      expect(entryOf(await exportMetadata(), 'a').permissions).toBeUndefined();
+    });
+
+    it.each([
+      ['no remote_schema', { role: 'user', definition: { schema } }, '$.args', 'key "remote_schema" not found'],
+      ['an empty role', { remote_schema: 'a', role: '', definition: { schema } }, '$.args.role', 'expected a non-empty string'],
+      ['a role that is no string', { remote_schema: 'a', role: 7, definition: { schema } }, '$.args.role', 'expected a non-empty string'],
+      ['no definition', { remote_schema: 'a', role: 'user' }, '$.args', 'key "definition" not found'],
+      ['a definition without schema', { remote_schema: 'a', role: 'user', definition: {} }, '$.args.definition', 'key "schema" not found'],
+      ['a schema that is no string', { remote_schema: 'a', role: 'user', definition: { schema: 1 } }, '$.args.definition.schema', 'expected a string'],
+      ['an unknown key in definition', { remote_schema: 'a', role: 'user', definition: { schema, sdl: schema } }, '$.args.definition.sdl', 'unknown field "sdl"'],
+      ['a comment that is no string', { remote_schema: 'a', role: 'user', definition: { schema }, comment: 1 }, '$.args.comment', 'expected a string'],
+      ['an unknown key', { remote_schema: 'a', role: 'user', definition: { schema }, roles: ['user'] }, '$.args.roles', 'unknown field "roles"'],
+    ])('refuses add_remote_schema_permissions with %s at its path', async (_what, args, path, error) => {
+      expect(await post({ type: 'add_remote_schema_permissions', args })).toEqual({ status: 400, body: { error, path, code: 'invalid-params' } });
+    });
+
+    it.each([
+      ['no role', { remote_schema: 'a' }, '$.args', 'key "role" not found'],
+      ['an empty remote_schema', { remote_schema: '', role: 'user' }, '$.args.remote_schema', 'expected a non-empty string'],
+      ['an unknown key', { remote_schema: 'a', role: 'user', cascade: true }, '$.args.cascade', 'unknown field "cascade"'],
+    ])('refuses drop_remote_schema_permissions with %s at its path', async (_what, args, path, error) => {
+      expect(await post({ type: 'drop_remote_schema_permissions', args })).toEqual({ status: 400, body: { error, path, code: 'invalid-params' } });
+    });
+
+    it('drops a permission: the registry no longer gets it and the export shows no permissions key', async () => {
+      await post(grant('user'));
+      await post(grant('editor'));
+      expect(await post(drop('user'))).toEqual(success);
+      expect(plannedPermissions()).toEqual([{ role: 'editor', schema }]);
+      expect(await post(drop('editor'))).toEqual(success);
+      expect(plannedPermissions()).toBeUndefined();
+      expect(entryOf(await exportMetadata(), 'a')).not.toHaveProperty('permissions');
+    });
+
+    it("answers not-exists in Hasura's words when there is no permission to drop", async () => {
+      expect(await post(drop('user'))).toEqual({
+        status: 400,
+        body: { error: 'permissions for role: "user" for remote schema:"a" doesn\'t exist', path: '$.args', code: 'not-exists' },
+      });
+    });
+
+    it('reports permissions that no longer fit after update_remote_schema, and none once they fit again', async () => {
+      await post(grant());
+      fixture.registry.permissionProblems.set('a/user', invalid);
+      const update = { type: 'update_remote_schema', args: { name: 'a', definition: { url: A, timeout_seconds: 5 } } };
+      expect(await post(update)).toEqual({ status: 200, body: { message: 'success', inconsistent_objects: [inconsistentUser(invalid)] } });
+      expect(fixture.service.inconsistentObjects()).toEqual([inconsistentUser(invalid)]);
+      expect(fixture.service.isConsistent()).toBe(false);
+      expect(entryOf(await exportMetadata(), 'a').permissions).toEqual([{ role: 'user', definition: { schema } }]);
+
+      fixture.registry.permissionProblems.delete('a/user');
+      expect(await post(update)).toEqual(success);
+      expect(fixture.service.isConsistent()).toBe(true);
+    });
+
+    it('reports the permissions of a remote that went down as inconsistent too', async () => {
+      await post(grant());
+      fixture.registry.remotes.delete(A);
+      const { body } = await post({ type: 'reload_metadata', args: {} });
+      expect(body.inconsistent_objects.map((object: { name: string; reason: string }) => [object.name, object.reason])).toEqual([
+        ['remote_schema a', `Inconsistent object: HTTP exception occurred while sending the request to "${A}"`],
+        ['remote_schema_permission user on remote_schema a', 'Inconsistent object: remote schema "a" is inconsistent'],
+      ]);
+    });
+
+    it('refuses a replace_metadata document with an invalid permission, and reports it when inconsistency is allowed', async () => {
+      fixture.registry.permissionProblems.set('a/user', invalid);
+      const metadata = { version: 3, remote_schemas: [{ name: 'a', definition: { url: A }, permissions: [{ role: 'user', definition: { schema } }] }] };
+      expect(await post({ type: 'replace_metadata', args: metadata })).toEqual({
+        status: 400,
+        body: { error: 'cannot continue due to inconsistent metadata', path: '$.args', code: 'unexpected' },
+      });
+      expect(entryOf(await exportMetadata(), 'a').permissions).toBeUndefined();
+      expect(await post({ type: 'replace_metadata', args: { allow_inconsistent_metadata: true, metadata } })).toEqual({
+        status: 200,
+        body: { is_consistent: false, inconsistent_objects: [inconsistentUser(invalid)] },
+      });
+      expect(await post({ type: 'get_inconsistent_metadata', args: {} })).toEqual({
+        status: 200,
+        body: { is_consistent: false, inconsistent_objects: [inconsistentUser(invalid)] },
+      });
+    });
+
+    it('drops inconsistent permissions with drop_inconsistent_metadata and keeps their remote and the other permissions', async () => {
+      await post(grant('user'));
+      await post(grant('editor'));
+      fixture.registry.permissionProblems.set('a/user', invalid);
+      await post({ type: 'reload_metadata', args: {} });
+      expect(fixture.service.isConsistent()).toBe(false);
+      expect(await post({ type: 'drop_inconsistent_metadata', args: {} })).toEqual(success);
+      expect(fixture.service.isConsistent()).toBe(true);
+      expect(entryOf(await exportMetadata(), 'a').permissions).toEqual([{ role: 'editor', definition: { schema } }]);
+    });
+
+    it('adds a remote and a permission on it in one bulk; a refused permission rolls the whole bulk back', async () => {
+      const bPermission = (role: string) => ({
+        type: 'add_remote_schema_permissions',
+        args: { remote_schema: 'b', role, definition: { schema: 'type Query { b: String }' } },
+      });
+      fixture.registry.permissionProblems.set('b/editor', invalid);
+      const refused = await post({
+        type: 'bulk',
+        args: [{ type: 'add_remote_schema', args: { name: 'b', definition: { url: B } } }, bPermission('user'), bPermission('editor')],
+      });
+      expect(refused).toEqual({ status: 400, body: { error: invalid, path: '$.args[2].args', code: 'validation-failed' } });
+      expect(entryOf(await exportMetadata(), 'b')).toBeUndefined();
+
+      expect(
+        await post({ type: 'bulk', args: [{ type: 'add_remote_schema', args: { name: 'b', definition: { url: B } } }, bPermission('user')] }),
+      ).toEqual({ status: 200, body: [{ message: 'success' }, { message: 'success' }] });
+      expect(entryOf(await exportMetadata(), 'b').permissions).toEqual([{ role: 'user', definition: { schema: 'type Query { b: String }' } }]);
+      expect(fixture.service.resourceVersion()).toBe(2);
+    });
   });
 });
 

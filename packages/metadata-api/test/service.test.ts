@@ -89,6 +89,45 @@ describe('persistence across restarts', () => {
     await restarted.close();
   });
 
+  describe('with remote schema permissions stored', () => {
+    const permissions = [{ role: 'user', definition: { schema: 'type Query { a: String }' } }];
+    const restart = async (remoteSchemaPermissions: boolean) => {
+      await fixture.server.post({ type: 'replace_metadata', args: { version: 3, remote_schemas: [{ name: 'a', definition: { url: A }, permissions }] } });
+      const registry = createFakeRegistry(REMOTES);
+      registry.permissionProblems.set('a/user', 'validation for the given role-based schema failed because field "a" is not what it was');
+      const warnings: unknown[][] = [];
+      const logger = { ...silentLogger, warn: (...args: unknown[]) => warnings.push(args) };
+      const service = createMetadataService({ registry, store: createFileMetadataStore({ path: fixture.file }), logger, remoteSchemaPermissions });
+      await service.init();
+      await service.close();
+      return { registry, service, warnings };
+    };
+
+    it('hands them to the registry when enabled, and logs those it refuses', async () => {
+      const { registry, service, warnings } = await restart(true);
+      expect(registry.planned[0]?.[0]?.permissions).toEqual([{ role: 'user', schema: 'type Query { a: String }' }]);
+      expect(service.inconsistentObjects().map((object) => object.name)).toEqual(['remote_schema_permission user on remote_schema a']);
+      expect(warnings).toEqual([
+        [
+          'inconsistent metadata: remote_schema_permission user on remote_schema a: Inconsistent object: ' +
+            'validation for the given role-based schema failed because field "a" is not what it was',
+        ],
+      ]);
+    });
+
+    it('keeps them without handing them to the registry when disabled, and warns that they are not enforced', async () => {
+      const { registry, service, warnings } = await restart(false);
+      expect(registry.planned[0]?.[0]).not.toHaveProperty('permissions');
+      expect(service.isConsistent()).toBe(true);
+      expect(warnings).toEqual([
+        [
+          'the metadata has remote schema permissions, but remote schema permissions are disabled: ' +
+            'they are kept, not enforced, and every role sees whole remote schemas',
+        ],
+      ]);
+    });
+  });
+
   it('refuses to start on a corrupt file, naming it, and leaves it as it is', async () => {
     const directory = await temporaryDirectory();
     const path = `${directory.path}/metadata.json`;

@@ -1,7 +1,8 @@
 /**
  * A small in-memory stand-in for `createRemoteSchemaRegistry()`, used only where the test is about
  * metadata-level logic (validation, persistence, ordering). Remotes are SDL strings keyed by URL;
- * a URL without SDL behaves like a remote that is down. The integration tests use the real registry.
+ * a URL without SDL behaves like a remote that is down. It does not validate permissions: a test
+ * says which ones it refuses (`permissionProblems`). The integration tests use the real registry.
  */
 import { buildSchema, graphql, getIntrospectionQuery, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { RemoteSchemaEntry, RemoteSchemaProblem } from '../../src/registry.js';
@@ -21,6 +22,13 @@ export interface FakeRegistry {
   commits: number;
   /** The reload option of every plan() call. */
   readonly reloads: Array<readonly string[] | 'all'>;
+  /** The entries of every plan() call. */
+  readonly planned: Array<readonly RemoteSchemaEntry[]>;
+  /**
+   * `"<remote>/<role>"` -> the message plan() reports for that permission (code `validation-failed`)
+   * while the remote is loaded; every other permission is accepted as it is.
+   */
+  readonly permissionProblems: Map<string, string>;
   onSchemaChange(listener: (schema: GraphQLSchema) => void): () => void;
   plan(desired: readonly RemoteSchemaEntry[], options?: { reload?: Iterable<string> | 'all' }): Promise<FakePlan>;
   commit(plan: FakePlan): void;
@@ -44,6 +52,8 @@ export function createFakeRegistry(remotes: Record<string, string> = {}): FakeRe
     remotes: new Map(Object.entries(remotes)),
     commits: 0,
     reloads: [],
+    planned: [],
+    permissionProblems: new Map(),
     onSchemaChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -51,9 +61,10 @@ export function createFakeRegistry(remotes: Record<string, string> = {}): FakeRe
     async plan(desired, options) {
       const reload = options?.reload;
       registry.reloads.push(reload === undefined ? [] : reload === 'all' ? 'all' : [...reload]);
+      registry.planned.push(structuredClone(desired));
       const fields = new Map<string, string>();
       const problems: RemoteSchemaProblem[] = [];
-      for (const { name, definition } of desired) {
+      for (const { name, definition, permissions } of desired) {
         const url = definition.url ?? process.env[definition.url_from_env ?? ''] ?? '';
         const sdl = registry.remotes.get(url);
         if (sdl === undefined) {
@@ -74,6 +85,10 @@ export function createFakeRegistry(remotes: Record<string, string> = {}): FakeRe
           continue;
         }
         for (const [field, type] of own) fields.set(field, type);
+        for (const { role } of permissions ?? []) {
+          const message = registry.permissionProblems.get(`${name}/${role}`);
+          if (message !== undefined) problems.push({ name, role, code: 'validation-failed', message });
+        }
       }
       const sdl =
         fields.size === 0 ? EMPTY_SDL : `type Query { ${[...fields].map(([field, type]) => `${field}: ${type}`).join(' ')} }`;
