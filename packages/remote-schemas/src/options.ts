@@ -79,6 +79,23 @@ export interface RemoteSchemaRegistryOptions {
    * @default 100
    */
   maxSubscriptionConnectionsPerRemote?: number;
+  /**
+   * Serve each role only what its permission on a remote grants (`RemoteSchemaEntry.permissions`).
+   * On: `plan()` checks every permission of every loaded remote against the remote's own schema
+   * and reports those that do not fit; `schemaFor(session)` answers admin (and a request without
+   * a session) the live schema, and any other role its own schema, with nothing of a remote where
+   * it has no consistent permission; preset arguments and input fields are filled in from the
+   * permission (and the session) on the way to the remote. Off: permissions are ignored and every
+   * role sees the live schema.
+   * @default false
+   */
+  enableRemoteSchemaPermissions?: boolean;
+  /**
+   * Role schemas kept at once per live state (least recently used go first; one is built again,
+   * in a few milliseconds, when its role comes back). Every swap starts with an empty cache.
+   * @default 1000
+   */
+  maxRoleSchemas?: number;
 }
 
 export interface NormalizedOptions {
@@ -93,6 +110,8 @@ export interface NormalizedOptions {
   maxResponseBytes: number;
   maxSocketsPerRemote: number;
   maxSubscriptionConnectionsPerRemote: number;
+  enableRemoteSchemaPermissions: boolean;
+  maxRoleSchemas: number;
 }
 
 const noop = () => {};
@@ -150,6 +169,12 @@ export function normalizeOptions(options: RemoteSchemaRegistryOptions = {}): Nor
   }
   const prefix = (options.sessionVariablePrefix ?? 'x-svc-').toLowerCase();
   if (prefix === '') throw new TypeError('createRemoteSchemaRegistry: "sessionVariablePrefix" must not be empty');
+  const permissions = options.enableRemoteSchemaPermissions;
+  if (permissions !== undefined && typeof permissions !== 'boolean') {
+    throw new TypeError(
+      `createRemoteSchemaRegistry: expected "enableRemoteSchemaPermissions" to be a boolean, but got ${typeof permissions}`,
+    );
+  }
   let retry: NormalizedOptions['retry'] = false;
   if (options.retry !== false) {
     const initialDelayMs = positive('retry.initialDelayMs', options.retry?.initialDelayMs, 1000);
@@ -172,5 +197,7 @@ export function normalizeOptions(options: RemoteSchemaRegistryOptions = {}): Nor
       options.maxSubscriptionConnectionsPerRemote,
       100,
     ),
+    enableRemoteSchemaPermissions: permissions ?? false,
+    maxRoleSchemas: positiveInteger('maxRoleSchemas', options.maxRoleSchemas, 1000),
   };
 }

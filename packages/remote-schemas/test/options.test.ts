@@ -19,6 +19,18 @@ describe('createRemoteSchemaRegistry options', () => {
     expect(() => createRemoteSchemaRegistry({ fetch: 'nope' as unknown as typeof fetch })).toThrow(
       new TypeError('createRemoteSchemaRegistry: expected "fetch" to be a function, but got string'),
     );
+    expect(() => createRemoteSchemaRegistry({ enableRemoteSchemaPermissions: 'yes' as unknown as boolean })).toThrow(
+      new TypeError('createRemoteSchemaRegistry: expected "enableRemoteSchemaPermissions" to be a boolean, but got string'),
+    );
+    expect(() => createRemoteSchemaRegistry({ maxRoleSchemas: 0 })).toThrow(
+      new TypeError('createRemoteSchemaRegistry: expected "maxRoleSchemas" to be a positive integer, but got 0'),
+    );
+  });
+
+  it('leaves remote schema permissions off and keeps 1000 role schemas by default', () => {
+    const options = normalizeOptions({});
+    expect(options.enableRemoteSchemaPermissions).toBe(false);
+    expect(options.maxRoleSchemas).toBe(1000);
   });
 
   it('refuses an invalid local schema', () => {
