@@ -1,0 +1,473 @@
+import {
+  GraphQLError,
+  Kind,
+  TypeInfo,
+  astFromValue,
+  getNamedType,
+  getNullableType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  isScalarType,
+  typeFromAST,
+  valueFromASTUntyped,
+  visit,
+  visitWithTypeInfo,
+  type ArgumentNode,
+  type ConstValueNode,
+  type DocumentNode,
+  type FieldNode,
+  type GraphQLInputObjectType,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  type ObjectFieldNode,
+  type ValueNode,
+  type VariableDefinitionNode,
+} from 'graphql';
+import type { InputValueGrant, Preset, RoleGrant } from './grant.js';
+
+/** Which input types of a grant presets touch (computed once per grant). */
+export interface PresetShape {
+  /** Input types with a preset field, directly or in an input type they contain. */
+  readonly withPresets: ReadonlySet<string>;
+  /**
+   * Input types with nothing left for the role but presets: hidden from the role (an input object
+   * cannot be empty), and always sent, built from their presets.
+   */
+  readonly hidden: ReadonlySet<string>;
+}
+
+const shapes = new WeakMap<RoleGrant, PresetShape>();
+
+/**
+ * Which input types of `grant` presets touch, following input fields into their types in
+ * `remote` (the remote's schema the grant was checked against). Computed once per grant.
+ */
+export function presetShapeOf(grant: RoleGrant, remote: GraphQLSchema): PresetShape {
+  let shape = shapes.get(grant);
+  if (shape) return shape;
+  // Each granted input field with the named type it has in the remote.
+  const inputs = new Map<string, Array<{ grant: InputValueGrant; type: string }>>();
+  for (const [name, typeGrant] of grant.types) {
+    if (typeGrant.kind !== 'input') continue;
+    const type = remote.getType(name);
+    const remoteFields = isInputObjectType(type) ? type.getFields() : {};
+    const fields: Array<{ grant: InputValueGrant; type: string }> = [];
+    for (const [fieldName, field] of typeGrant.fields) {
+      const remoteField = remoteFields[fieldName];
+      fields.push({ grant: field, type: remoteField ? getNamedType(remoteField.type).name : '' });
+    }
+    inputs.set(name, fields);
+  }
+  // Both are fixed points: input types may refer to each other, in cycles too.
+  const withPresets = new Set<string>();
+  const hidden = new Set<string>();
+  for (let changed = grant.hasPresets; changed; ) {
+    changed = false;
+    for (const [name, fields] of inputs) {
+      if (!withPresets.has(name) && fields.some((f) => f.grant.preset !== undefined || withPresets.has(f.type))) {
+        withPresets.add(name);
+        changed = true;
+      }
+      if (!hidden.has(name) && fields.length > 0 && fields.every((f) => f.grant.preset !== undefined || hidden.has(f.type))) {
+        hidden.add(name);
+        changed = true;
+      }
+    }
+  }
+  shape = { withPresets, hidden };
+  shapes.set(grant, shape);
+  return shape;
+}
+
+/** The session as presets read it: variable names lower-cased, with their prefix. */
+export interface PresetSession {
+  role: string;
+  variables: Readonly<Record<string, string>>;
+}
+
+export interface PresetRequest {
+  /** In the remote's own names. */
+  document: DocumentNode;
+  variables: Readonly<Record<string, unknown>> | null | undefined;
+}
+
+export type PresetOutcome =
+  | {
+      document: DocumentNode;
+      variables: Record<string, unknown> | null | undefined;
+      /** False when the document is the one given (only variables may have changed). */
+      documentChanged: boolean;
+    }
+  | { errors: GraphQLError[] };
+
+class PresetError extends Error {
+  readonly code: 'not-found' | 'coercion-error';
+  constructor(code: 'not-found' | 'coercion-error', message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/**
+ * Adds the presets of `grant` to a request for the remote: every preset argument of every field
+ * selected (at any depth, fragments included), and every preset input field of every input object
+ * the request sends, whether written in the document, taken from a variable's value or from a
+ * default value. An input object the request does not send gets no presets, unless nothing but
+ * presets is left of its type for the role (then it is always sent). A preset replaces whatever the
+ * request had in its place. A session variable that is missing or cannot be coerced to its target
+ * type makes the whole call fail with `not-found` or `coercion-error`: nothing is sent.
+ */
+export function applyPresets(
+  request: PresetRequest,
+  remote: GraphQLSchema,
+  grant: RoleGrant,
+  session: PresetSession | undefined,
+  sessionVariablePrefix: string,
+): PresetOutcome {
+  const resolver = new PresetResolver(remote, grant, session, sessionVariablePrefix);
+  try {
+    return resolver.apply(request);
+  } catch (error) {
+    if (error instanceof PresetError) {
+      return { errors: [new GraphQLError(error.message, { extensions: { code: error.code, path: '$' } })] };
+    }
+    throw error;
+  }
+}
+
+class PresetResolver {
+  readonly #remote: GraphQLSchema;
+  readonly #grant: RoleGrant;
+  readonly #shape: PresetShape;
+  readonly #session: PresetSession | undefined;
+  readonly #prefix: string;
+
+  constructor(remote: GraphQLSchema, grant: RoleGrant, session: PresetSession | undefined, prefix: string) {
+    this.#remote = remote;
+    this.#grant = grant;
+    this.#shape = presetShapeOf(grant, remote);
+    this.#session = session;
+    this.#prefix = prefix;
+  }
+
+  apply(request: PresetRequest): PresetOutcome {
+    let variables = request.variables;
+    let changed = false;
+    const typeInfo = new TypeInfo(this.#remote);
+    const document = visit(
+      request.document,
+      visitWithTypeInfo(typeInfo, {
+        VariableDefinition: (node: VariableDefinitionNode) => {
+          const type = typeFromAST(this.#remote, node.type) as GraphQLInputType | undefined;
+          if (!type || !this.#touches(type)) return undefined;
+          const name = node.variable.name.value;
+          if (variables && Object.hasOwn(variables, name)) {
+            variables = { ...variables, [name]: this.#json(variables[name], type) };
+            return undefined;
+          }
+          if (!node.defaultValue) return undefined;
+          changed = true;
+          return { ...node, defaultValue: this.#ast(node.defaultValue, type) as ConstValueNode };
+        },
+        Field: (node: FieldNode) => {
+          const parent = typeInfo.getParentType();
+          const field = typeInfo.getFieldDef();
+          if (!parent || !field) return undefined;
+          const typeGrant = this.#grant.types.get(parent.name);
+          const fieldGrant = typeGrant && 'fields' in typeGrant && typeGrant.kind !== 'input' ? typeGrant.fields.get(field.name) : undefined;
+          const given = new Map((node.arguments ?? []).map((a) => [a.name.value, a]));
+          let args: ArgumentNode[] | undefined;
+          for (const arg of field.args) {
+            const preset = fieldGrant?.args.get(arg.name)?.preset;
+            const current = given.get(arg.name);
+            let value: ValueNode | undefined;
+            if (preset) value = this.#presetAst(preset, arg.type, `${parent.name}.${field.name}(${arg.name}:)`);
+            else if (current) value = this.#touches(arg.type) ? this.#ast(current.value, arg.type) : current.value;
+            else value = this.#absent(arg.type, arg.defaultValue);
+            if (value === current?.value) continue;
+            args ??= [...(node.arguments ?? [])];
+            const replacement: ArgumentNode = { kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: arg.name }, value: value! };
+            const index = args.findIndex((a) => a.name.value === arg.name);
+            if (index === -1) args.push(replacement);
+            else args[index] = replacement;
+          }
+          if (!args) return undefined;
+          changed = true;
+          return { ...node, arguments: args };
+        },
+      }),
+    );
+    return { document: changed ? document : request.document, variables, documentChanged: changed };
+  }
+
+  /** Whether a value of `type` may need presets. */
+  #touches(type: GraphQLInputType): boolean {
+    const named = getNamedType(type);
+    return isInputObjectType(named) && this.#shape.withPresets.has(named.name);
+  }
+
+  /**
+   * The value to send for an argument or input field the request leaves out: the presets of a
+   * type with nothing but presets, or the remote's default value with presets added (the remote
+   * would otherwise use its default without them). `undefined`: send nothing.
+   */
+  #absent(type: GraphQLInputType, defaultValue: unknown): ValueNode | undefined {
+    const named = getNamedType(type);
+    if (!isInputObjectType(named)) return undefined;
+    if (this.#shape.hidden.has(named.name)) return this.#hiddenAst(named);
+    if (defaultValue === undefined || !this.#shape.withPresets.has(named.name)) return undefined;
+    const literal = astFromValue(defaultValue, type);
+    return literal ? this.#ast(literal, type) : undefined;
+  }
+
+  #absentJson(type: GraphQLInputType, defaultValue: unknown): { value: unknown } | undefined {
+    const named = getNamedType(type);
+    if (!isInputObjectType(named)) return undefined;
+    if (this.#shape.hidden.has(named.name)) return { value: this.#hiddenJson(named) };
+    if (defaultValue === undefined || !this.#shape.withPresets.has(named.name)) return undefined;
+    const literal = astFromValue(defaultValue, type);
+    return literal ? { value: this.#json(valueFromASTUntyped(literal), type) } : undefined;
+  }
+
+  #inputFields(type: GraphQLInputObjectType): ReadonlyMap<string, InputValueGrant> {
+    const typeGrant = this.#grant.types.get(type.name);
+    return typeGrant?.kind === 'input' ? typeGrant.fields : new Map();
+  }
+
+  /** A value written in the document, with presets added to every input object in it. */
+  #ast(node: ValueNode, type: GraphQLInputType): ValueNode {
+    if (node.kind === Kind.VARIABLE || node.kind === Kind.NULL) return node;
+    const nullable = getNullableType(type);
+    if (isListType(nullable)) {
+      const item = nullable.ofType as GraphQLInputType;
+      if (node.kind === Kind.LIST) return { ...node, values: node.values.map((v) => this.#ast(v, item)) };
+      return this.#ast(node, item);
+    }
+    if (!isInputObjectType(nullable) || node.kind !== Kind.OBJECT || !this.#shape.withPresets.has(nullable.name)) return node;
+    const granted = this.#inputFields(nullable);
+    const remoteFields = nullable.getFields();
+    const given = new Map(node.fields.map((f) => [f.name.value, f]));
+    const fields: ObjectFieldNode[] = [];
+    for (const field of node.fields) {
+      const remoteField = remoteFields[field.name.value];
+      // A preset replaces what the request wrote; a field the remote does not know is its to refuse.
+      if (!remoteField) fields.push(field);
+      else if (!granted.get(field.name.value)?.preset) fields.push({ ...field, value: this.#ast(field.value, remoteField.type) });
+    }
+    for (const [name, fieldGrant] of granted) {
+      const remoteField = remoteFields[name];
+      if (!remoteField) continue;
+      let value: ValueNode | undefined;
+      if (fieldGrant.preset) value = this.#presetAst(fieldGrant.preset, remoteField.type, `${nullable.name}.${name}`);
+      else if (!given.has(name)) value = this.#absent(remoteField.type, remoteField.defaultValue);
+      if (value) fields.push({ kind: Kind.OBJECT_FIELD, name: { kind: Kind.NAME, value: name }, value });
+    }
+    return { ...node, fields };
+  }
+
+  /** A variable's value (JSON), with presets added to every input object in it. */
+  #json(value: unknown, type: GraphQLInputType): unknown {
+    if (value === null || value === undefined) return value;
+    const nullable = getNullableType(type);
+    if (isListType(nullable)) {
+      const item = nullable.ofType as GraphQLInputType;
+      return Array.isArray(value) ? value.map((v) => this.#json(v, item)) : this.#json(value, item);
+    }
+    if (!isInputObjectType(nullable) || typeof value !== 'object' || Array.isArray(value)) return value;
+    if (!this.#shape.withPresets.has(nullable.name)) return value;
+    const granted = this.#inputFields(nullable);
+    const remoteFields = nullable.getFields();
+    const out: Record<string, unknown> = {};
+    for (const [name, fieldValue] of Object.entries(value as Record<string, unknown>)) {
+      const remoteField = remoteFields[name];
+      if (!remoteField) out[name] = fieldValue;
+      else if (!granted.get(name)?.preset) out[name] = this.#json(fieldValue, remoteField.type);
+    }
+    for (const [name, fieldGrant] of granted) {
+      const remoteField = remoteFields[name];
+      if (!remoteField) continue;
+      if (fieldGrant.preset) {
+        out[name] = this.#presetJson(fieldGrant.preset, remoteField.type, `${nullable.name}.${name}`);
+      } else if (!Object.hasOwn(out, name)) {
+        const absent = this.#absentJson(remoteField.type, remoteField.defaultValue);
+        if (absent) out[name] = absent.value;
+      }
+    }
+    return out;
+  }
+
+  #hiddenAst(type: GraphQLInputObjectType): ValueNode {
+    return this.#ast({ kind: Kind.OBJECT, fields: [] }, type);
+  }
+
+  #hiddenJson(type: GraphQLInputObjectType): unknown {
+    return this.#json({}, type);
+  }
+
+  #presetAst(preset: Preset, type: GraphQLInputType, where: string): ValueNode {
+    const session = this.#sessionValue(preset, type, where);
+    return session === undefined ? preset.value : toAst(session.value, type);
+  }
+
+  #presetJson(preset: Preset, type: GraphQLInputType, where: string): unknown {
+    const session = this.#sessionValue(preset, type, where);
+    return session === undefined ? valueFromASTUntyped(preset.value) : session.value;
+  }
+
+  /** The coerced session value a preset names; `undefined` for a literal preset. */
+  #sessionValue(preset: Preset, type: GraphQLInputType, where: string): { value: unknown } | undefined {
+    const { value } = preset;
+    if (preset.static || value.kind !== Kind.STRING || !value.value.toLowerCase().startsWith(this.#prefix)) return undefined;
+    const name = value.value.toLowerCase();
+    const text = this.#session?.variables[name] ?? (name === `${this.#prefix}role` ? this.#session?.role : undefined);
+    if (text === undefined) throw new PresetError('not-found', `"${name}" session variable expected, but not found`);
+    try {
+      return { value: coerceSessionText(text, type) };
+    } catch (cause) {
+      const reason = cause instanceof Error ? `: ${cause.message}` : '';
+      throw new PresetError(
+        'coercion-error',
+        `the value of session variable "${name}" cannot be coerced to type "${String(type)}" (preset of ${where})${reason}`,
+      );
+    }
+  }
+}
+
+const INT = /^-?\d+$/;
+
+/** A session variable's text as a value of `type`; throws with the reason when it is not one. */
+export function coerceSessionText(text: string, type: GraphQLInputType): unknown {
+  const nullable = getNullableType(type);
+  if (isListType(nullable)) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new Error('a list is written as a JSON array');
+    }
+    if (!Array.isArray(parsed)) throw new Error('a list is written as a JSON array');
+    return parsed.map((item) => coerceJson(item, nullable.ofType as GraphQLInputType));
+  }
+  if (isEnumType(nullable)) {
+    if (!nullable.getValue(text)) throw new Error(`"${nullable.name}" has no value named as given`);
+    return text;
+  }
+  if (isScalarType(nullable)) {
+    switch (nullable.name) {
+      case 'Int':
+        return int(text.trim());
+      case 'Float': {
+        const number = Number(text.trim());
+        if (text.trim() === '' || !Number.isFinite(number)) throw new Error('not a number');
+        return number;
+      }
+      case 'Boolean': {
+        const lower = text.trim().toLowerCase();
+        if (lower !== 'true' && lower !== 'false') throw new Error('not "true" or "false"');
+        return lower === 'true';
+      }
+      case 'String':
+      case 'ID':
+        return text;
+      default:
+        // A custom scalar: JSON text when it is some, else the text itself.
+        try {
+          return JSON.parse(text) as unknown;
+        } catch {
+          return text;
+        }
+    }
+  }
+  // An input object: JSON text, checked by the remote.
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error('an input object is written as a JSON object');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('an input object is written as a JSON object');
+  return parsed;
+}
+
+function int(text: string): number {
+  const number = Number(text);
+  if (!INT.test(text) || number > 2147483647 || number < -2147483648) throw new Error('not a 32-bit integer');
+  return number;
+}
+
+/** An item of a JSON array given for a list. */
+function coerceJson(value: unknown, type: GraphQLInputType): unknown {
+  if (value === null) {
+    if (isNonNullType(type)) throw new Error('null in a list of non-null items');
+    return null;
+  }
+  const nullable = getNullableType(type);
+  if (isListType(nullable)) {
+    if (!Array.isArray(value)) throw new Error('a list is written as a JSON array');
+    return value.map((item) => coerceJson(item, nullable.ofType as GraphQLInputType));
+  }
+  if (isEnumType(nullable)) {
+    if (typeof value !== 'string' || !nullable.getValue(value)) throw new Error(`an item is not a value of "${nullable.name}"`);
+    return value;
+  }
+  if (isScalarType(nullable)) {
+    switch (nullable.name) {
+      case 'Int':
+        if (typeof value === 'number' && Number.isInteger(value)) return int(String(value));
+        if (typeof value === 'string') return int(value.trim());
+        throw new Error('an item is not an integer');
+      case 'Float':
+        if (typeof value === 'number') return value;
+        throw new Error('an item is not a number');
+      case 'Boolean':
+        if (typeof value === 'boolean') return value;
+        throw new Error('an item is not a boolean');
+      case 'String':
+        if (typeof value === 'string') return value;
+        throw new Error('an item is not a string');
+      case 'ID':
+        if (typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value))) return String(value);
+        throw new Error('an item is not an ID');
+      default:
+        return value;
+    }
+  }
+  if (typeof value !== 'object' || Array.isArray(value)) throw new Error('an item is not an object');
+  return value;
+}
+
+/** A coerced session value as a literal of `type`. */
+function toAst(value: unknown, type: GraphQLInputType): ConstValueNode {
+  if (value === null || value === undefined) return { kind: Kind.NULL };
+  const nullable = getNullableType(type);
+  if (isListType(nullable) && Array.isArray(value)) {
+    return { kind: Kind.LIST, values: value.map((v) => toAst(v, nullable.ofType as GraphQLInputType)) };
+  }
+  if (isEnumType(nullable) && typeof value === 'string') return { kind: Kind.ENUM, value };
+  if (isScalarType(nullable) && (nullable.name === 'String' || nullable.name === 'ID')) {
+    return { kind: Kind.STRING, value: String(value) };
+  }
+  if (isScalarType(nullable) && nullable.name === 'Float' && typeof value === 'number') {
+    return { kind: Kind.FLOAT, value: String(value) };
+  }
+  return untypedAst(value);
+}
+
+/** Any JSON value as a literal (custom scalars and input objects given as JSON). */
+function untypedAst(value: unknown): ConstValueNode {
+  if (value === null || value === undefined) return { kind: Kind.NULL };
+  if (typeof value === 'boolean') return { kind: Kind.BOOLEAN, value };
+  if (typeof value === 'number') return Number.isInteger(value) ? { kind: Kind.INT, value: String(value) } : { kind: Kind.FLOAT, value: String(value) };
+  if (typeof value === 'string') return { kind: Kind.STRING, value };
+  if (Array.isArray(value)) return { kind: Kind.LIST, values: value.map(untypedAst) };
+  return {
+    kind: Kind.OBJECT,
+    fields: Object.entries(value as Record<string, unknown>).map(([name, v]) => ({
+      kind: Kind.OBJECT_FIELD,
+      name: { kind: Kind.NAME, value: name },
+      value: untypedAst(v),
+    })),
+  };
+}
