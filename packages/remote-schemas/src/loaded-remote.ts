@@ -1,4 +1,4 @@
-import type { ExecutionResult } from 'graphql';
+import type { ExecutionResult, GraphQLSchema } from 'graphql';
 import type { RemoteClient } from './remote-client.js';
 import type { PublicRemoteSchema } from './remote-schema.js';
 
@@ -9,7 +9,19 @@ export interface LoadedRemote {
   key: string;
   client: RemoteClient;
   introspection: ExecutionResult;
+  /**
+   * The remote's own schema as introspected, before any customization: permissions are checked
+   * against it and presets are added to requests in its names.
+   */
+  own: GraphQLSchema;
+  /**
+   * The schema `public` is built from: `own`, or a copy of it whose built-in scalars a type name
+   * mapping renamed. A role's part of the remote is cut from it.
+   */
+  base: GraphQLSchema;
   public: PublicRemoteSchema;
+  /** Builds the public schema of a part of `base` (a role's) as `public` was built: same customization, same client. */
+  publicOf(part: GraphQLSchema): PublicRemoteSchema;
   /**
    * No customization: an operation that touches only this remote can be sent to it as it is
    * (the fast path), without delegation.

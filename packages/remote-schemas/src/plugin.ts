@@ -1,54 +1,121 @@
-import type { ExecutionArgs, ExecutionResult } from 'graphql';
+import { GraphQLError, getOperationAST, getVariableValues, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { forwardTarget, type ForwardTarget } from './fast-path.js';
-import { printCached, type GraphQLRequestBody } from './remote-client.js';
+import { roleSchemaInfo } from './permissions/role-schema.js';
+import type { RemoteRequest } from './remote-client.js';
+import { permissionHooksOf, type PermissionHooks } from './registry.js';
 import type { RemoteSchemaRegistry } from './types.js';
 
 /**
  * Yoga keeps the request's parameters in the context: sending the client's own text keeps the
  * locations of remote errors right for the client (and saves printing the document).
  */
-function queryTextOf(args: ExecutionArgs): string {
+function queryTextOf(args: ExecutionArgs): string | undefined {
   const params = (args.contextValue as { params?: { query?: unknown } } | null | undefined)?.params;
-  return typeof params?.query === 'string' ? params.query : printCached(args.document);
+  return typeof params?.query === 'string' ? params.query : undefined;
 }
 
-function bodyOf(args: ExecutionArgs): GraphQLRequestBody {
+function requestOf(args: ExecutionArgs): RemoteRequest {
   return {
-    query: queryTextOf(args),
-    variables: (args.variableValues ?? null) as Record<string, unknown> | null,
-    operationName: args.operationName ?? null,
+    document: args.document,
+    text: queryTextOf(args),
+    variables: args.variableValues,
+    operationName: args.operationName,
+    schema: args.schema,
   };
 }
 
-function forward({ remote, operation }: ForwardTarget, args: ExecutionArgs): Promise<ExecutionResult> {
-  // Yoga executes queries and mutations here; the kind decides whether a call may be resent.
-  return remote.client.send(bodyOf(args), args.contextValue, operation === 'mutation' ? 'mutation' : 'query');
+/**
+ * The fast path skips the gateway's execution, and with it the coercion of variables: on a role's
+ * schema, the values are checked against it here, so that a variable cannot carry an input field
+ * or enum value the role is not granted (or a preset one). `undefined`: they are fine.
+ */
+function variableErrors(args: ExecutionArgs): ExecutionResult | undefined {
+  if (!roleSchemaInfo(args.schema)) return undefined;
+  const operation = getOperationAST(args.document, args.operationName);
+  if (!operation?.variableDefinitions?.length) return undefined;
+  const coerced = getVariableValues(args.schema, operation.variableDefinitions, args.variableValues ?? {}, { maxErrors: 50 });
+  return coerced.errors ? { errors: coerced.errors } : undefined;
 }
 
-function forwardSubscription({ remote }: ForwardTarget, args: ExecutionArgs): AsyncIterableIterator<ExecutionResult> {
-  return remote.client.subscribe(bodyOf(args), args.contextValue);
+function forward({ remote, operation }: ForwardTarget, args: ExecutionArgs): Promise<ExecutionResult> {
+  const refused = variableErrors(args);
+  if (refused) return Promise.resolve(refused);
+  // Yoga executes queries and mutations here; the kind decides whether a call may be resent.
+  return remote.client.send(requestOf(args), args.contextValue, operation === 'mutation' ? 'mutation' : 'query');
+}
+
+function forwardSubscription({ remote }: ForwardTarget, args: ExecutionArgs): AsyncIterableIterator<ExecutionResult> | ExecutionResult {
+  return variableErrors(args) ?? remote.client.subscribe(requestOf(args), args.contextValue);
+}
+
+/**
+ * A request of a role that is not served its role's schema (the session was not found when the
+ * schema was chosen, or another plugin chose one) would see and reach more than its grant: it is
+ * refused, whatever it asks.
+ */
+function misplaced(hooks: PermissionHooks, args: ExecutionArgs): ExecutionResult | undefined {
+  const session = hooks.getSession(args.contextValue);
+  if (!session || session.isAdmin === true || roleSchemaInfo(args.schema)?.role === session.role) return undefined;
+  hooks.logger.error(
+    `remote schemas: a request of role "${session.role}" does not run on that role's schema; refused ` +
+      '(getSession must find the session from the context Envelop\'s onEnveloped sees, before the context is built)',
+  );
+  return { errors: [new GraphQLError('Unexpected error.', { extensions: { code: 'unexpected' } })] };
 }
 
 /**
  * Serves the registry's live schema in a Yoga (or Envelop) app and follows its swaps with
- * `setSchema`: each request keeps the schema it started with. An operation whose root fields all
- * belong to one remote without customization is sent to it as it is, in one request (no
- * delegation); everything else is executed on the stitched schema.
+ * `setSchema`: each request keeps the schema it started with. With remote schema permissions
+ * enabled, each request is served `registry.schemaFor(session)` instead, chosen in `onEnveloped`
+ * (before parsing and validation) from the registry's `getSession` of the context at hand.
+ * An operation whose root fields all belong to one remote without customization is sent to it as
+ * it is, in one request (no delegation); everything else is executed on the stitched schema.
  *
  * Do not also pass a `schema` to `createYoga`: this plugin provides it.
  */
 export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
+  const hooks = permissionHooksOf(registry);
+  // The schema Envelop holds as far as this plugin knows: setSchema is skipped when it would not
+  // change it (every plugin's onSchemaChange would run otherwise).
+  let current: GraphQLSchema | undefined;
   return {
     onPluginInit({ setSchema }) {
-      setSchema(registry.schema);
-      registry.onSchemaChange((schema) => setSchema(schema));
+      current = registry.schema;
+      setSchema(current);
+      registry.onSchemaChange((schema) => {
+        current = schema;
+        setSchema(schema);
+      });
     },
+    onSchemaChange({ schema }) {
+      current = schema;
+    },
+    ...(hooks
+      ? {
+          onEnveloped({ context, setSchema }) {
+            const schema = registry.schemaFor(hooks.getSession(context));
+            if (schema === current) return;
+            current = schema;
+            setSchema(schema);
+          },
+        }
+      : {}),
     onExecute({ args, setExecuteFn }) {
+      const refused = hooks && misplaced(hooks, args);
+      if (refused) {
+        setExecuteFn(() => refused);
+        return;
+      }
       const target = forwardTarget(args.schema, args.document, args.operationName);
       if (target) setExecuteFn((executionArgs) => forward(target, executionArgs));
     },
     onSubscribe({ args, setSubscribeFn }) {
+      const refused = hooks && misplaced(hooks, args);
+      if (refused) {
+        setSubscribeFn(() => refused);
+        return;
+      }
       const target = forwardTarget(args.schema, args.document, args.operationName);
       if (target) setSubscribeFn((subscriptionArgs) => forwardSubscription(target, subscriptionArgs));
     },

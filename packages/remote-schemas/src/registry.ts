@@ -1,10 +1,20 @@
 import { validateSchema, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import { builtInScalarMapping, renameInIntrospection, restoreInRequests } from './builtin-scalars.js';
 import { compose, createPlaceholderSchema } from './compose.js';
 import { resolveDefinition } from './definition.js';
 import { RemoteSchemaError } from './errors.js';
 import type { LoadedRemote } from './loaded-remote.js';
-import { normalizeOptions, type NormalizedOptions, type RemoteSchemaRegistryOptions } from './options.js';
+import {
+  normalizeOptions,
+  type ForwardedSession,
+  type Logger,
+  type NormalizedOptions,
+  type RemoteSchemaRegistryOptions,
+} from './options.js';
+import type { RoleGrant } from './permissions/grant.js';
+import { buildRoleSchema, recordRoleSchema, type RemoteAccess } from './permissions/role-schema.js';
+import { validateRoleSchema, type RoleSchemaValidation } from './permissions/validate.js';
 import { redactUrls } from './redact.js';
 import { RemoteClient, type ClientHooks } from './remote-client.js';
 import { fetchTransport, nodeTransport, type DisposableTransport } from './transport.js';
@@ -24,7 +34,16 @@ interface State {
   /** Remotes that answered and were built, by name (included in the schema or not). */
   loaded: Map<string, LoadedRemote>;
   problems: readonly RemoteSchemaProblem[];
+  /** The remotes the schema includes, in order. */
+  included: readonly LoadedRemote[];
+  /** The consistent grants (permissions enabled), by remote name, then role. */
+  grants: ReadonlyMap<string, ReadonlyMap<string, RoleGrant>>;
+  /** The schemas of the roles served since this state went live (built on first use). */
+  roles?: LRUCache<string, GraphQLSchema>;
 }
+
+/** The session as `schemaFor` reads it. */
+type SchemaSession = { role: string; isAdmin?: boolean } | undefined;
 
 interface InternalPlanOptions extends PlanOptions {
   /**
@@ -58,6 +77,8 @@ class Registry implements RemoteSchemaRegistry {
   readonly #plans = new WeakMap<RegistryPlan, State>();
   readonly #listeners = new Set<(schema: GraphQLSchema) => void>();
   readonly #retries = new Map<string, Retry>();
+  /** Permission checks of each loaded remote by role and SDL text, as of the latest plan that checked them. */
+  readonly #validations = new WeakMap<LoadedRemote, Map<string, RoleSchemaValidation>>();
   /**
    * The clients that may hold upstream connections: the live ones, and retired ones (their remote
    * was replaced) while subscriptions that started on them are open. A retired client leaves as soon
@@ -91,16 +112,59 @@ class Registry implements RemoteSchemaRegistry {
       throw new TypeError(`createRemoteSchemaRegistry: "localSchema" is invalid: ${errors.map((e) => e.message).join('; ')}`);
     }
     const initial = compose(this.#local, this.#placeholder, []);
-    this.#live = { schema: initial.schema, entries: [], loaded: new Map(), problems: [] };
+    this.#live = { schema: initial.schema, entries: [], loaded: new Map(), problems: [], included: [], grants: new Map() };
+    if (options.enableRemoteSchemaPermissions) {
+      permissionHooks.set(this, { getSession: options.getSession, logger: options.logger });
+    }
   }
 
   get schema(): GraphQLSchema {
     return this.#live.schema;
   }
 
-  schemaFor(_session: { role: string; isAdmin?: boolean } | undefined): GraphQLSchema {
-    // Remote schema permissions are not enforced yet: every session sees the live schema.
-    return this.#live.schema;
+  schemaFor(session: SchemaSession): GraphQLSchema {
+    const live = this.#live;
+    if (!this.#options.enableRemoteSchemaPermissions || !session || session.isAdmin === true) return live.schema;
+    live.roles ??= new LRUCache({ max: this.#options.maxRoleSchemas });
+    let schema = live.roles.get(session.role);
+    if (!schema) {
+      schema = this.#buildRoleSchema(live, session.role);
+      live.roles.set(session.role, schema);
+    }
+    return schema;
+  }
+
+  /**
+   * The schema of `role` in `state`: the local schema and, of each included remote where the role
+   * has a consistent grant, the granted part, customized as for everyone. Any remote whose part
+   * cannot be built or composed is left out of this role's schema (never shown in full).
+   */
+  #buildRoleSchema(state: State, role: string): GraphQLSchema {
+    const parts: LoadedRemote[] = [];
+    const access = new Map<string, RemoteAccess>();
+    for (const remote of state.included) {
+      const grant = state.grants.get(remote.name)?.get(role);
+      if (!grant) continue;
+      try {
+        const part = buildRoleSchema(remote.base, grant);
+        parts.push({ ...remote, public: remote.publicOf(part) });
+        access.set(remote.name, { grant, schema: remote.own });
+      } catch (error) {
+        this.#options.logger.error(
+          `remote schema "${remote.name}": the schema of role "${role}" cannot be built; the role sees nothing of this remote:`,
+          error,
+        );
+      }
+    }
+    const composition = compose(this.#local, this.#placeholder, parts);
+    for (const problem of composition.problems) {
+      access.delete(problem.name);
+      this.#options.logger.warn(
+        `remote schema "${problem.name}": left out of the schema of role "${role}": ${redactUrls(problem.message)}`,
+      );
+    }
+    recordRoleSchema(composition.schema, { role, remotes: access });
+    return composition.schema;
   }
 
   onSchemaChange(listener: (schema: GraphQLSchema) => void): () => void {
@@ -121,7 +185,7 @@ class Registry implements RemoteSchemaRegistry {
     const reload = new Set(options.reload === 'all' || options.reload === undefined ? [] : options.reload);
     const reloads = (name: string) => all || reload.has(name);
     const live = this.#live;
-    const liveProblems = new Map(live.problems.map((p) => [p.name, p]));
+    const liveProblems = new Map(live.problems.filter((p) => p.role === undefined).map((p) => [p.name, p]));
     const seen = new Set<string>();
     const outcomes = await Promise.all(
       desired.map(async (entry): Promise<LoadedRemote | RemoteSchemaProblem> => {
@@ -156,9 +220,87 @@ class Registry implements RemoteSchemaRegistry {
     const problems = [...early, ...composition.problems].sort(
       (a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0),
     );
+    const permissions = this.#options.enableRemoteSchemaPermissions
+      ? await this.#checkPermissions(desired, loaded)
+      : { grants: new Map<string, ReadonlyMap<string, RoleGrant>>(), problems: [] };
+    problems.push(...permissions.problems);
     const plan: RegistryPlan = { schema: composition.schema, problems };
-    this.#plans.set(plan, { schema: composition.schema, entries: [...desired], loaded, problems });
+    this.#plans.set(plan, {
+      schema: composition.schema,
+      entries: [...desired],
+      loaded,
+      problems,
+      included: composition.included,
+      grants: permissions.grants,
+    });
     return plan;
+  }
+
+  /**
+   * Checks every permission of every loaded remote against the remote's own schema, in entry
+   * order. A permission of a remote that is not loaded cannot be checked and is not reported (the
+   * remote is). A role given twice for one remote gets nothing of it. Results are kept per loaded
+   * remote and SDL text, so a permission that did not change is not checked again.
+   */
+  async #checkPermissions(
+    desired: readonly RemoteSchemaEntry[],
+    loaded: ReadonlyMap<string, LoadedRemote>,
+  ): Promise<{ grants: Map<string, ReadonlyMap<string, RoleGrant>>; problems: RemoteSchemaProblem[] }> {
+    const grants = new Map<string, ReadonlyMap<string, RoleGrant>>();
+    const problems: RemoteSchemaProblem[] = [];
+    const seen = new Set<string>();
+    let since = performance.now();
+    for (const entry of desired) {
+      const remote = loaded.get(entry.name);
+      if (seen.has(entry.name) || !remote) continue;
+      seen.add(entry.name);
+      const permissions = entry.permissions ?? [];
+      const counts = new Map<string, number>();
+      for (const { role } of permissions) counts.set(role, (counts.get(role) ?? 0) + 1);
+      const previous = this.#validations.get(remote);
+      const kept = new Map<string, RoleSchemaValidation>();
+      const roles = new Map<string, RoleGrant>();
+      const reported = new Set<string>();
+      for (const { role, schema: sdl } of permissions) {
+        if ((counts.get(role) ?? 0) > 1) {
+          if (!reported.has(role)) {
+            reported.add(role);
+            problems.push({
+              name: entry.name,
+              role,
+              code: 'invalid-configuration',
+              message: `permission for role "${role}" is given more than once`,
+            });
+          }
+          continue;
+        }
+        const key = `${role}\n${sdl}`;
+        let outcome = previous?.get(key);
+        if (!outcome) {
+          outcome = this.#validate(remote, role, sdl);
+          // A deployment may hold thousands of permissions: let requests through now and then.
+          if (performance.now() - since > 10) {
+            await yieldToEventLoop();
+            since = performance.now();
+          }
+        }
+        kept.set(key, outcome);
+        if (outcome.ok) roles.set(role, outcome.grant);
+        else problems.push({ name: entry.name, role, code: 'validation-failed', message: outcome.message });
+      }
+      this.#validations.set(remote, kept);
+      if (roles.size > 0) grants.set(entry.name, roles);
+    }
+    return { grants, problems };
+  }
+
+  #validate(remote: LoadedRemote, role: string, sdl: string): RoleSchemaValidation {
+    try {
+      return validateRoleSchema(remote.own, sdl, { sessionVariablePrefix: this.#options.sessionVariablePrefix });
+    } catch (error) {
+      this.#options.logger.error(`remote schema "${remote.name}": the permission of role "${role}" could not be checked:`, error);
+      return { ok: false, message: 'validation for the given role-based schema failed because it could not be checked' };
+    }
   }
 
   async #load(entry: RemoteSchemaEntry, key: string): Promise<LoadedRemote> {
@@ -169,7 +311,8 @@ class Registry implements RemoteSchemaRegistry {
     // Building a schema of thousands of types takes a while: yield between the steps so that
     // requests being served are not held up by one long block.
     await yieldToEventLoop();
-    let remoteSchema = buildRemoteSchema(entry.name, introspection);
+    const own = buildRemoteSchema(entry.name, introspection);
+    let remoteSchema = own;
     checkDistinctNames(remoteSchema, definition.customization);
     const scalars = builtInScalarMapping(definition.customization?.type_names?.mapping);
     let executor = client.executor;
@@ -179,7 +322,9 @@ class Registry implements RemoteSchemaRegistry {
       executor = restoreInRequests(executor, scalars);
     }
     await yieldToEventLoop();
-    const publicSchema = publicRemoteSchema(remoteSchema, executor, definition.customization, new Set(scalars.values()));
+    const renamed = new Set(scalars.values());
+    const publicOf = (part: GraphQLSchema) => publicRemoteSchema(part, executor, definition.customization, renamed);
+    const publicSchema = publicOf(remoteSchema);
     this.#options.logger.debug(
       `remote schema "${entry.name}": ${Object.keys(remoteSchema.getTypeMap()).length} types loaded in ${Math.round(performance.now() - started)} ms`,
     );
@@ -188,7 +333,10 @@ class Registry implements RemoteSchemaRegistry {
       key,
       client,
       introspection,
+      own,
+      base: remoteSchema,
       public: publicSchema,
+      publicOf,
       forwardable: definition.customization === undefined,
     };
   }
@@ -273,7 +421,7 @@ class Registry implements RemoteSchemaRegistry {
     // A commit while we waited decided anew (and scheduled its own retries).
     if (this.#disposed || commits !== this.#commits || this.#live !== live) return;
     const state = this.#plans.get(plan);
-    const problem = plan.problems.find((p) => p.name === name);
+    const problem = plan.problems.find((p) => p.name === name && p.role === undefined);
     if (state && problem?.code !== 'remote-schema-error') {
       this.#retries.delete(name);
       if (problem) {
@@ -304,6 +452,11 @@ class Registry implements RemoteSchemaRegistry {
     return client.introspect();
   }
 
+  /** For tests and diagnostics: see `cachedRoleSchemaCount`. */
+  get cachedRoleSchemaCount(): number {
+    return this.#live.roles?.size ?? 0;
+  }
+
   /** For tests and diagnostics: see `keptClientCount`. */
   get keptClientCount(): number {
     return this.#clients.size;
@@ -322,12 +475,30 @@ class Registry implements RemoteSchemaRegistry {
   }
 }
 
+/** What `useRemoteSchemas` needs to serve a registry with permissions: the schema is chosen per request. */
+export interface PermissionHooks {
+  getSession(context: unknown): ForwardedSession | undefined;
+  logger: Logger;
+}
+
+const permissionHooks = new WeakMap<RemoteSchemaRegistry, PermissionHooks>();
+
+/** For the plugin: `undefined` when `registry` does not enforce remote schema permissions. */
+export function permissionHooksOf(registry: RemoteSchemaRegistry): PermissionHooks | undefined {
+  return permissionHooks.get(registry);
+}
+
 /**
  * For tests and diagnostics (not exported by the package): how many remote clients `registry` keeps,
  * live ones and retired ones with open subscriptions.
  */
 export function keptClientCount(registry: RemoteSchemaRegistry): number {
   return registry instanceof Registry ? registry.keptClientCount : 0;
+}
+
+/** For tests and diagnostics (not exported by the package): role schemas cached for the live state. */
+export function cachedRoleSchemaCount(registry: RemoteSchemaRegistry): number {
+  return registry instanceof Registry ? registry.cachedRoleSchemaCount : 0;
 }
 
 /**

@@ -1,9 +1,19 @@
-import { Source, getIntrospectionQuery, print, type DocumentNode, type ExecutionResult } from 'graphql';
+import {
+  GraphQLError,
+  Source,
+  getIntrospectionQuery,
+  print,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLSchema,
+} from 'graphql';
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
 import { RemoteSchemaError, remoteCallError, toGraphQLError } from './errors.js';
 import { forwardedHeaders, type HeaderPolicy } from './headers.js';
 import { configuredHeaders, type ResolvedDefinition } from './definition.js';
 import type { ForwardedSession, NormalizedOptions } from './options.js';
+import { applyPresets } from './permissions/presets.js';
+import { roleSchemaInfo } from './permissions/role-schema.js';
 import { redactUrl, redactUrls } from './redact.js';
 import { SubscriptionPool } from './subscriptions.js';
 import type { Transport } from './transport.js';
@@ -12,6 +22,21 @@ export interface GraphQLRequestBody {
   query: string;
   variables?: Record<string, unknown> | null | undefined;
   operationName?: string | null | undefined;
+}
+
+/** An operation of a client request, for one remote. */
+export interface RemoteRequest {
+  /** In the remote's own names. */
+  document: DocumentNode;
+  /** The client's own text of `document`, sent as it is unless presets change the document. */
+  text?: string | undefined;
+  variables?: Readonly<Record<string, unknown>> | null | undefined;
+  operationName?: string | null | undefined;
+  /**
+   * The schema the client's request runs on. A role's schema carries the role's grant on this
+   * remote, whose presets are added here, right before sending.
+   */
+  schema: GraphQLSchema | undefined;
 }
 
 const printed = new WeakMap<DocumentNode, string>();
@@ -91,15 +116,54 @@ export class RemoteClient {
     return context === undefined ? undefined : this.#options.getSession(context);
   }
 
+  /**
+   * The body to send for `request`, with the presets of the role's grant when the request runs on
+   * a role's schema; or the errors that answer the call instead (a session variable a preset needs
+   * is missing or cannot be coerced). With permissions enforced, a request of a role that does
+   * not run on a schema built for it is never sent: it would skip the role's presets.
+   */
+  #prepare(request: RemoteRequest, session: ForwardedSession | undefined): GraphQLRequestBody | ExecutionResult {
+    const role = roleSchemaInfo(request.schema);
+    if (this.#options.enableRemoteSchemaPermissions && session && session.isAdmin !== true && role?.role !== session.role) {
+      this.#options.logger.error(
+        `remote schema "${this.name}": a request of role "${session.role}" does not run on that role's schema; not sent ` +
+          '(is the session found before the schema is chosen? see getSession)',
+      );
+      return { errors: [new GraphQLError('the request cannot be sent to the remote schema', { extensions: { code: 'unexpected', path: '$' } })] };
+    }
+    const access = role?.remotes.get(this.name);
+    let { document, variables } = request;
+    let text = request.text;
+    if (role && !access) {
+      return { errors: [new GraphQLError('the request cannot be sent to the remote schema', { extensions: { code: 'unexpected', path: '$' } })] };
+    }
+    if (access?.grant.hasPresets) {
+      const outcome = applyPresets({ document, variables }, access.schema, access.grant, session, this.#options.sessionVariablePrefix);
+      if ('errors' in outcome) return { errors: outcome.errors };
+      if (outcome.documentChanged) text = undefined;
+      document = outcome.document;
+      variables = outcome.variables;
+    }
+    return {
+      query: text ?? printCached(document),
+      variables: (variables ?? null) as Record<string, unknown> | null,
+      operationName: request.operationName ?? null,
+    };
+  }
+
   /** A query or mutation of the client request whose GraphQL context is `context`. */
-  send(body: GraphQLRequestBody, context: unknown, operation: HttpOperation): Promise<ExecutionResult> {
+  async send(request: RemoteRequest, context: unknown, operation: HttpOperation): Promise<ExecutionResult> {
     const session = this.#session(context);
+    const body = this.#prepare(request, session);
+    if (!('query' in body)) return body;
     return this.post(body, this.#headers(session, context), operation, session?.isAdmin === true);
   }
 
   /** A subscription of the client request whose GraphQL context is `context`. */
-  subscribe(body: GraphQLRequestBody, context: unknown): AsyncIterableIterator<ExecutionResult> {
+  subscribe(request: RemoteRequest, context: unknown): AsyncIterableIterator<ExecutionResult> {
     const session = this.#session(context);
+    const body = this.#prepare(request, session);
+    if (!('query' in body)) return once(body);
     return this.subscriptions.subscribe(body, this.#headers(session, context), session?.isAdmin === true);
   }
 
@@ -132,13 +196,15 @@ export class RemoteClient {
 
   /** The executor used by delegation (customized remotes, or operations that mix sources). */
   readonly executor: Executor = ((request: ExecutionRequest) => {
-    const body: GraphQLRequestBody = {
-      query: printCached(request.document),
-      variables: request.variables ?? null,
-      operationName: request.operationName ?? null,
+    const remoteRequest: RemoteRequest = {
+      document: request.document,
+      variables: request.variables,
+      operationName: request.operationName,
+      // The gateway field being resolved: its schema is the one the client's request runs on.
+      schema: request.info?.schema,
     };
-    if (request.operationType === 'subscription') return this.subscribe(body, request.context);
-    return this.send(body, request.context, request.operationType === 'mutation' ? 'mutation' : 'query');
+    if (request.operationType === 'subscription') return this.subscribe(remoteRequest, request.context);
+    return this.send(remoteRequest, request.context, request.operationType === 'mutation' ? 'mutation' : 'query');
   }) as Executor;
 
   /**
@@ -169,6 +235,19 @@ export class RemoteClient {
   dispose(): Promise<void> {
     return this.subscriptions.dispose();
   }
+}
+
+/** A stream of one result. */
+function once(result: ExecutionResult): AsyncIterableIterator<ExecutionResult> {
+  let sent = false;
+  const done: IteratorResult<ExecutionResult> = { done: true, value: undefined };
+  return {
+    next: async () => (sent ? done : ((sent = true), { done: false, value: result })),
+    return: async () => done,
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
 }
 
 function parseGraphQLResponse(text: string, query: string): ExecutionResult | undefined {

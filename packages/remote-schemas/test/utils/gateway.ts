@@ -7,6 +7,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import { useRemoteSchemas } from '../../src/plugin.js';
 import type { RemoteSchemaRegistry } from '../../src/types.js';
+import type { ForwardedSession } from '../../src/options.js';
 
 interface Enveloped {
   execute(args: ExecutionArgs): OperationResult;
@@ -21,6 +22,20 @@ export interface Gateway {
   post(body: { query: string; variables?: unknown; operationName?: string }, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   wsClient(connectionParams?: Record<string, unknown>): Client;
   close(): Promise<void>;
+}
+
+/**
+ * The registry's `getSession` for this gateway when the schema is chosen per session: the session
+ * of a graphql-ws context, or of the HTTP request's `x-test-session` header before the context is
+ * built (as the server finds the JWT of a request).
+ */
+export function testGetSession(context: unknown): ForwardedSession | undefined {
+  const { session, request } = (context ?? {}) as { session?: ForwardedSession; request?: Request };
+  if (session) return { ...session, variables: session.variables ?? {} };
+  const raw = request?.headers.get('x-test-session');
+  if (!raw) return undefined;
+  const parsed = JSON.parse(raw) as ForwardedSession;
+  return { ...parsed, variables: parsed.variables ?? {} };
 }
 
 /**
