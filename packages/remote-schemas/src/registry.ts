@@ -13,7 +13,7 @@ import {
   type RemoteSchemaRegistryOptions,
 } from './options.js';
 import type { RoleGrant } from './permissions/grant.js';
-import { buildRoleSchema, recordRoleSchema, type RemoteAccess } from './permissions/role-schema.js';
+import { buildRoleSchema, grantsWholeRemote, recordRoleSchema, type RemoteAccess } from './permissions/role-schema.js';
 import { validateRoleSchema, type RoleSchemaValidation } from './permissions/validate.js';
 import { redactUrls } from './redact.js';
 import { RemoteClient, type ClientHooks } from './remote-client.js';
@@ -146,8 +146,11 @@ class Registry implements RemoteSchemaRegistry {
       const grant = state.grants.get(remote.name)?.get(role);
       if (!grant) continue;
       try {
-        const part = buildRoleSchema(remote.base, grant);
-        parts.push({ ...remote, public: remote.publicOf(part) });
+        if (grantsWholeRemote(remote.own, grant)) {
+          parts.push(remote);
+        } else {
+          parts.push({ ...remote, public: remote.publicOf(buildRoleSchema(remote.base, grant)) });
+        }
         access.set(remote.name, { grant, schema: remote.own });
       } catch (error) {
         this.#options.logger.error(

@@ -7,7 +7,7 @@ import {
   printSchema,
   type IntrospectionQuery,
 } from 'graphql';
-import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
+import { sampleTypeDefs, startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
 import {
   createRemoteSchemaRegistry,
   type RemoteSchemaEntry,
@@ -177,6 +177,18 @@ describe('a role with a permission', () => {
       status: 200,
       body: { data: { users: [{ name: 'Grace', role: 'EDITOR' }], search: [{ name: 'Ada' }] } },
     });
+  });
+});
+
+describe('a role granted the whole remote', () => {
+  it('sees what admin sees, served from the same types instead of a copy', async () => {
+    const { gateway, registry, problems } = await setup([sampleWith([{ role: 'all', schema: sampleTypeDefs }])]);
+    expect(problems).toEqual([]);
+    expect(await introspected(gateway, session('all'))).toBe(await introspected(gateway, admin));
+    const schema = registry.schemaFor({ role: 'all' });
+    expect(schema).not.toBe(registry.schema);
+    expect(schema.getType('User')).toBe(registry.schema.getType('User'));
+    expect(await gateway.post({ query: '{ remoteName }' }, session('all'))).toEqual({ status: 200, body: { data: { remoteName: 'sample' } } });
   });
 });
 

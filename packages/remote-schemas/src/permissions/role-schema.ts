@@ -199,6 +199,53 @@ export function buildRoleSchema(remote: GraphQLSchema, grant: RoleGrant): GraphQ
   return schema;
 }
 
+const whole = new WeakMap<RoleGrant, boolean>();
+
+/**
+ * Whether `grant` gives everything of `remote` (its own schema) without a preset: then the role's
+ * part is the remote's public schema itself, shared with admin instead of copied. Linear in the
+ * size of the remote, once per grant.
+ */
+export function grantsWholeRemote(remote: GraphQLSchema, grant: RoleGrant): boolean {
+  let answer = whole.get(grant);
+  if (answer === undefined) {
+    answer = !grant.hasPresets && coversAll(remote, grant);
+    whole.set(grant, answer);
+  }
+  return answer;
+}
+
+function coversAll(remote: GraphQLSchema, grant: RoleGrant): boolean {
+  for (const operation of ['query', 'mutation', 'subscription'] as const) {
+    if (remote.getRootType(operation as never)?.name !== grant.roots[operation]) return false;
+  }
+  for (const [name, type] of Object.entries(remote.getTypeMap())) {
+    // Scalars have nothing to hide, and a grant names only those it uses.
+    if (name.startsWith('__') || isScalarType(type)) continue;
+    const typeGrant = grant.types.get(name);
+    if (!typeGrant) return false;
+    if (isObjectType(type) || isInterfaceType(type)) {
+      if (typeGrant.kind !== 'object' && typeGrant.kind !== 'interface') return false;
+      const fields = Object.values(type.getFields());
+      if (fields.length !== typeGrant.fields.size || type.getInterfaces().length !== typeGrant.interfaces.length) return false;
+      for (const field of fields) {
+        const fieldGrant = typeGrant.fields.get(field.name);
+        if (!fieldGrant || fieldGrant.args.size !== field.args.length) return false;
+        if (!field.args.every((arg) => fieldGrant.args.has(arg.name))) return false;
+      }
+    } else if (isInputObjectType(type)) {
+      if (typeGrant.kind !== 'input') return false;
+      const fields = Object.keys(type.getFields());
+      if (fields.length !== typeGrant.fields.size || !fields.every((f) => typeGrant.fields.has(f))) return false;
+    } else if (isEnumType(type)) {
+      if (typeGrant.kind !== 'enum' || !type.getValues().every((v) => typeGrant.values.has(v.name))) return false;
+    } else if (isUnionType(type)) {
+      if (typeGrant.kind !== 'union' || type.getTypes().length !== typeGrant.members.length) return false;
+    }
+  }
+  return true;
+}
+
 function namedTypeOf(type: GraphQLType): string {
   let current = type;
   while (isNonNullType(current) || isListType(current)) current = current.ofType;
