@@ -16,6 +16,7 @@ export type {
   RemoteSchemaEntry,
   RemoteSchemaErrorCode,
   RemoteSchemaHeader,
+  RemoteSchemaPermission,
   RemoteSchemaProblem,
   RemoteSchemaRegistry,
   TypeNamesCustomization,
