@@ -185,6 +185,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       logger,
       maxResponseBytes: limits.maxRemoteResponseSize,
       getSession: sessionOfContext,
+      enableRemoteSchemaPermissions: options.enableRemoteSchemaPermissions ?? false,
     });
     cleanups.push(() => registry.dispose());
     const service = createMetadataService({
