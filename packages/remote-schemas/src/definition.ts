@@ -5,6 +5,8 @@ import type { RemoteSchemaCustomization, RemoteSchemaDefinition } from './types.
 /** A definition with its environment references read and defaults filled in. */
 export interface ResolvedDefinition {
   url: string;
+  /** The environment variable the URL was read from (`url_from_env`): errors name it, never its value. */
+  urlEnv?: string;
   /** `{name, value}` in configuration order; names as configured; environment values as read at load. */
   headers: Array<[string, string]>;
   /** The environment variable of each header with `value_from_env`, by index in `headers`. */
@@ -71,6 +73,7 @@ export function resolveDefinition(definition: RemoteSchemaDefinition, env = proc
   validateCustomization(definition.customization);
   return {
     url,
+    ...(variable !== undefined && { urlEnv: variable }),
     headers,
     headerEnv,
     forwardClientHeaders: definition.forward_client_headers ?? false,

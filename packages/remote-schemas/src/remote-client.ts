@@ -66,6 +66,8 @@ export class RemoteClient {
   readonly definition: ResolvedDefinition;
   /** The remote's URL without user, password, query string and fragment (computed once). */
   readonly publicUrl: string;
+  /** The URL admin's errors name: as configured, or `{{VARIABLE}}` for one read from the environment. */
+  readonly adminUrl: string;
   readonly subscriptions: SubscriptionPool;
   readonly #options: NormalizedOptions;
   readonly #policy: HeaderPolicy;
@@ -82,7 +84,11 @@ export class RemoteClient {
     this.name = name;
     this.#transport = transport;
     this.definition = definition;
-    this.publicUrl = redactUrl(definition.url);
+    // A URL read from the environment is the variable's value: no answer shows it, not even to
+    // admin; errors name the variable as the metadata API does.
+    const fromEnv = definition.urlEnv === undefined ? undefined : `{{${definition.urlEnv}}}`;
+    this.publicUrl = fromEnv ?? redactUrl(definition.url);
+    this.adminUrl = fromEnv ?? definition.url;
     this.#options = options;
     this.#policy = {
       sessionVariablePrefix: options.sessionVariablePrefix,
@@ -90,6 +96,7 @@ export class RemoteClient {
     };
     this.subscriptions = new SubscriptionPool({
       url: definition.url,
+      adminUrl: this.adminUrl,
       publicUrl: this.publicUrl,
       timeoutMs: definition.timeoutMs,
       logger: options.logger,
@@ -191,7 +198,7 @@ export class RemoteClient {
     } catch (error) {
       this.#options.logger.warn(`remote schema "${this.name}": request to "${this.publicUrl}" failed:`, describeError(error));
     }
-    return { errors: [remoteCallError(admin ? url : this.publicUrl)] };
+    return { errors: [remoteCallError(admin ? this.adminUrl : this.publicUrl)] };
   }
 
   /** The executor used by delegation (customized remotes, or operations that mix sources). */
@@ -260,6 +267,11 @@ function parseGraphQLResponse(text: string, query: string): ExecutionResult | un
   if (!json || typeof json !== 'object' || Array.isArray(json)) return undefined;
   const { data, errors, extensions } = json as { data?: unknown; errors?: unknown; extensions?: unknown };
   if (data === undefined && errors === undefined) return undefined;
+  // The GraphQL response shape: `data` an object or null, `errors` a list. Anything else is no
+  // answer (`{"data":"x"}` would otherwise reach the client as it is on the fast path).
+  if (data !== undefined && data !== null && (typeof data !== 'object' || Array.isArray(data))) return undefined;
+  if (errors !== undefined && !Array.isArray(errors)) return undefined;
+  if (data === undefined && (errors as unknown[]).length === 0) return undefined;
   const result: ExecutionResult = { data: (data ?? null) as Record<string, unknown> | null };
   if (Array.isArray(errors) && errors.length > 0) {
     const source = new Source(query);

@@ -46,6 +46,8 @@ export function boundedWebSocket(maxPayload: number, handshakeTimeout: number): 
 export interface SubscriptionPoolOptions {
   /** The remote's URL as configured (`http(s)://`). */
   url: string;
+  /** The URL admin's errors name (see `RemoteClient.adminUrl`). */
+  adminUrl: string;
   /** The same without credentials: for errors shown to anyone but admin, and for logs. */
   publicUrl: string;
   timeoutMs: number;
@@ -86,7 +88,7 @@ export class SubscriptionPool {
   }
 
   #failure(admin: boolean): ExecutionResult {
-    return { errors: [remoteCallError(admin ? this.#options.url : this.#options.publicUrl)] };
+    return { errors: [remoteCallError(admin ? this.#options.adminUrl : this.#options.publicUrl)] };
   }
 
   #acquire(headers: Record<string, string>): [string, PooledClient] | undefined {

@@ -208,6 +208,22 @@ describe('a call that may have reached the remote', () => {
   });
 });
 
+describe('an answer that is not a GraphQL response', () => {
+  it('fails the call with remote-schema-error instead of reaching the client as it is', async () => {
+    const bodies = ['{"data":"weird"}', '{"data":[1,2]}', '{"errors":{"message":"x"}}', '{"errors":[]}', '{"data":{"hello":"fine"}}'];
+    let next = 0;
+    const odd = await stubRemote(({ res }) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(bodies[next++]);
+    });
+    const { gateway } = await serve([{ name: 'odd', definition: { url: odd.url } }]);
+    for (let i = 0; i < 4; i++) {
+      expect(await gateway.post({ query: '{ hello }' }), bodies[i]).toEqual({ status: 200, body: { errors: [remoteError(odd.url)] } });
+    }
+    expect(await gateway.post({ query: '{ hello }' })).toEqual({ status: 200, body: { data: { hello: 'fine' } } });
+  });
+});
+
 describe('a remote that drips its answer', () => {
   it('is cut off at timeout_seconds however steadily bytes arrive', async () => {
     let closedByGateway = false;

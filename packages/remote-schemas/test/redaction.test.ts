@@ -89,6 +89,29 @@ describe('the URL of a failed remote in errors', () => {
   });
 });
 
+describe('a URL read from the environment', () => {
+  it('is named by its variable in every error, admin included: no answer shows the value of a variable', async () => {
+    process.env['REDACTION_TEST_REMOTE_URL'] = configured;
+    const fromEnv = createRemoteSchemaRegistry({ logger, retry: false });
+    const envGateway = await startGateway(fromEnv);
+    try {
+      const plan = await fromEnv.plan([{ name: 'env', definition: { url_from_env: 'REDACTION_TEST_REMOTE_URL' } }]);
+      expect(plan.problems).toEqual([]);
+      fromEnv.commit(plan);
+      for (const session of [admin, user, undefined]) {
+        const response = await envGateway.post({ query: '{ hello }' }, session ? { 'x-test-session': JSON.stringify(session) } : {});
+        expect(response.body.errors).toEqual([
+          { message: message('{{REDACTION_TEST_REMOTE_URL}}'), extensions: { code: 'remote-schema-error', path: '$' } },
+        ]);
+      }
+    } finally {
+      delete process.env['REDACTION_TEST_REMOTE_URL'];
+      await envGateway.close();
+      await fromEnv.dispose();
+    }
+  });
+});
+
 describe('introspection errors', () => {
   it('name the remote without credentials (they reach the metadata API and its logs)', async () => {
     const down = await startStubRemote(() => {});
