@@ -29,14 +29,21 @@ async function main(): Promise<void> {
 
   // Loaded only now, so that `--help` and flag errors answer without loading the whole server.
   const { createServer, ServerOptionError } = await import('./server.js');
+  const { createLogger } = await import('./logger.js');
+  // Start-up lines are held until the server listens: a start that fails says so in one line.
+  let held: string[] | undefined = [];
+  const logger = createLogger(config.logLevel, (line) => {
+    if (held) held.push(line);
+    else process.stderr.write(line);
+  });
   let server: SvcGraphqlServer;
   try {
     server = await createServer({
+      logger,
       host: config.host,
       port: config.port,
       databaseUrl: config.databaseUrl,
       enableRemoteSchemaPermissions: config.enableRemoteSchemaPermissions,
-      logLevel: config.logLevel,
       maxRequestBodySize: config.maxRequestBodySize,
       maxQueryTokens: config.maxQueryTokens,
       maxRemoteResponseSize: config.maxRemoteResponseSize,
@@ -52,6 +59,8 @@ async function main(): Promise<void> {
     fatal(undefined, error instanceof Error ? error.message : String(error));
   }
 
+  for (const line of held) process.stderr.write(line);
+  held = undefined;
   process.stdout.write(`svc-graphql listening on ${server.url}\n`);
 
   let stopping = false;

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
@@ -54,7 +55,11 @@ const HS_KEY = 'an HS256 secret of at least 32 characters';
 describe('svc-graphql serve: fatal configuration errors', () => {
   // The processes start in parallel: each pays for loading TypeScript, and the suite has a budget.
   it('exits 1 with one line on stderr naming the flag or variable and the reason', async () => {
-    const [namespaces, noAdmin, unknownFlag, badJson, shortKey, database] = await Promise.all([
+    // A port that is taken: the failure comes after the store has loaded.
+    const taken = createNetServer();
+    await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
+    const takenPort = String((taken.address() as AddressInfo).port);
+    const [namespaces, noAdmin, unknownFlag, badJson, shortKey, database, busy] = await Promise.all([
       runToExit(['serve'], {
         SVC_GRAPHQL_ADMIN_SECRET: 'secret',
         SVC_GRAPHQL_JWT_SECRET: JSON.stringify({ type: 'HS256', key: HS_KEY, claims_namespace: 'a', claims_namespace_path: '$.b' }),
@@ -64,8 +69,10 @@ describe('svc-graphql serve: fatal configuration errors', () => {
       runToExit(['serve', '--admin-secret', 's', '--jwt-secret', '{"type":"HS256",']),
       runToExit(['serve', '--admin-secret', 's'], { SVC_GRAPHQL_JWT_SECRET: JSON.stringify({ type: 'HS256', key: 'short' }) }),
       runToExit(['--database-url', 'postgres://postgres@127.0.0.1:1/test', 'serve', '--server-port', '0']),
+      runToExit(['serve', '--database-url', `file:${join(dir, 'busy.json')}`, '--server-port', takenPort]),
     ]);
-    for (const result of [namespaces, noAdmin, unknownFlag, badJson, shortKey, database]) {
+    taken.close();
+    for (const result of [namespaces, noAdmin, unknownFlag, badJson, shortKey, database, busy]) {
       expect(result.code).toBe(1);
       expect(result.stdout).toBe('');
       expect(result.stderr.split('\n').filter(Boolean)).toHaveLength(1);
@@ -80,6 +87,7 @@ describe('svc-graphql serve: fatal configuration errors', () => {
     expect(badJson.stderr).toMatch(/^Fatal error: --jwt-secret: \S/);
     expect(shortKey.stderr).toMatch(/^Fatal error: SVC_GRAPHQL_JWT_SECRET: .*32/);
     expect(database.stderr).toMatch(/^Fatal error: --database-url: \S/);
+    expect(busy.stderr).toBe(`Fatal error: --server-port: 127.0.0.1:${takenPort} is already in use\n`);
   }, 60_000);
 });
 
