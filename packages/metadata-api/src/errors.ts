@@ -116,14 +116,18 @@ const CONNECTION_LOST_MESSAGES = [
 ];
 
 /**
- * Whether a database failure means the database cannot be reached, as opposed to an answer from it
- * (a constraint, a timeout it enforced, bad SQL). SQLSTATE class 08 is "connection exception";
- * 57P01 to 57P03 are a server shutting down or still starting.
+ * Whether a database failure means the database cannot be reached or cannot serve us in time, as
+ * opposed to an answer about the request (a constraint, bad SQL). SQLSTATE class 08 is "connection
+ * exception"; 57P01 to 57P03 are a server shutting down or still starting; 57014 is a statement
+ * cancelled by `statement_timeout` and 55P03 a lock not had within `lock_timeout` (a database
+ * stuck on a lock is as unusable for a write as one that is gone).
  */
 export function isConnectionFailure(error: unknown): boolean {
   for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 5; depth += 1) {
     const { code, message } = current as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && (NETWORK_ERROR_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code))) return true;
+    if (typeof code === 'string' && (NETWORK_ERROR_CODES.has(code) || code.startsWith('08') || /^(57P0[123]|57014|55P03)$/.test(code))) {
+      return true;
+    }
     if (typeof message === 'string' && CONNECTION_LOST_MESSAGES.some((text) => message.includes(text))) return true;
     current = (current as { cause?: unknown }).cause;
   }

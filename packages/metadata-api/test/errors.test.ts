@@ -16,13 +16,13 @@ describe('isConnectionFailure', () => {
     ['a server shutting down', withCode('57P01', 'terminating connection due to administrator command')],
     ['a server still starting', withCode('57P03', 'the database system is starting up')],
     ['a failure wrapped with its cause', new Error('cannot save metadata', { cause: withCode('EPIPE') })],
+    ['a statement the server cancelled after statement_timeout', withCode('57014', 'canceling statement due to statement timeout')],
+    ['a lock the server gave up on after lock_timeout', withCode('55P03', 'canceling statement due to lock timeout')],
   ])('counts %s as the database being unreachable', (_title, error) => {
     expect(isConnectionFailure(error)).toBe(true);
   });
 
   it.each([
-    ['a statement the server cancelled after statement_timeout', withCode('57014', 'canceling statement due to statement timeout')],
-    ['a lock the server gave up on after lock_timeout', withCode('55P03', 'canceling statement due to lock timeout')],
     ['bad SQL', withCode('42601', 'syntax error at or near "SELEC"')],
     ['a refused password', withCode('28P01', 'password authentication failed for user "postgres"')],
     ['a file system error', withCode('EACCES', 'permission denied')],
