@@ -73,7 +73,9 @@ export function toGraphQLError(raw: unknown, source?: Source): GraphQLError {
     ? (shape.path as unknown[]).filter((s): s is string | number => typeof s === 'string' || typeof s === 'number')
     : undefined;
   const extensions =
-    shape.extensions && typeof shape.extensions === 'object' ? (shape.extensions as Record<string, unknown>) : undefined;
+    shape.extensions && typeof shape.extensions === 'object' && !Array.isArray(shape.extensions)
+      ? withoutStack(shape.extensions as Record<string, unknown>)
+      : undefined;
   const positions = source && Array.isArray(shape.locations) ? positionsOf(source, shape.locations as unknown[]) : undefined;
   const error = new GraphQLError(message, {
     ...(path ? { path } : {}),
@@ -85,4 +87,12 @@ export function toGraphQLError(raw: unknown, source?: Source): GraphQLError {
     Object.defineProperty(error, 'locations', { value: shape.locations, enumerable: true });
   }
   return error;
+}
+
+/** Where GraphQL servers put stack traces (`stack`, Apollo's `exception.stacktrace`): never passed on. */
+const STACK_KEYS = new Set(['stack', 'stacktrace', 'exception']);
+
+function withoutStack(extensions: Record<string, unknown>): Record<string, unknown> {
+  if (!Object.keys(extensions).some((key) => STACK_KEYS.has(key))) return extensions;
+  return Object.fromEntries(Object.entries(extensions).filter(([key]) => !STACK_KEYS.has(key)));
 }

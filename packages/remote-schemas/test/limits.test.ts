@@ -224,6 +224,23 @@ describe('an answer that is not a GraphQL response', () => {
   });
 });
 
+describe('errors of a remote', () => {
+  it('reach the client without the stack traces the remote put in their extensions', async () => {
+    const leaky = await stubRemote(({ res }) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          data: { hello: null },
+          errors: [{ message: 'boom', path: ['hello'], extensions: { code: 'E42', stack: 'at secret.js:1', exception: { stacktrace: ['x'] } } }],
+        }),
+      );
+    });
+    const { gateway } = await serve([{ name: 'leaky', definition: { url: leaky.url } }]);
+    const response = await gateway.post({ query: '{ hello }' });
+    expect(response.body.errors).toEqual([{ message: 'boom', path: ['hello'], extensions: { code: 'E42' } }]);
+  });
+});
+
 describe('a remote that drips its answer', () => {
   it('is cut off at timeout_seconds however steadily bytes arrive', async () => {
     let closedByGateway = false;
