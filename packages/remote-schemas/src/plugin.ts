@@ -3,7 +3,9 @@ import type { Plugin } from 'graphql-yoga';
 import { forwardTarget, type ForwardTarget } from './fast-path.js';
 import { roleSchemaInfo } from './permissions/role-schema.js';
 import type { RemoteRequest } from './remote-client.js';
-import { permissionHooksOf, type PermissionHooks } from './registry.js';
+import { executePlan } from './plan/execute.js';
+import { planFor } from './plan/cache.js';
+import { loggerOf, permissionHooksOf, type PermissionHooks } from './registry.js';
 import type { RemoteSchemaRegistry } from './types.js';
 
 /**
@@ -76,6 +78,7 @@ function misplaced(hooks: PermissionHooks, args: ExecutionArgs): ExecutionResult
  */
 export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
   const hooks = permissionHooksOf(registry);
+  const logger = loggerOf(registry);
   // The schema Envelop holds as far as this plugin knows: setSchema is skipped when it would not
   // change it (every plugin's onSchemaChange would run otherwise).
   let current: GraphQLSchema | undefined;
@@ -108,7 +111,12 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
         return;
       }
       const target = forwardTarget(args.schema, args.document, args.operationName);
-      if (target) setExecuteFn((executionArgs) => forward(target, executionArgs));
+      if (target) {
+        setExecuteFn((executionArgs) => forward(target, executionArgs));
+        return;
+      }
+      const plan = planFor(args.schema, args.document, args.operationName, logger);
+      if (plan) setExecuteFn((executionArgs) => executePlan(plan, executionArgs));
     },
     onSubscribe({ args, setSubscribeFn }) {
       const refused = hooks && misplaced(hooks, args);

@@ -113,6 +113,7 @@ class Registry implements RemoteSchemaRegistry {
     }
     const initial = compose(this.#local, this.#placeholder, []);
     this.#live = { schema: initial.schema, entries: [], loaded: new Map(), problems: [], included: [], grants: new Map() };
+    loggers.set(this, options.logger);
     if (options.enableRemoteSchemaPermissions) {
       permissionHooks.set(this, { getSession: options.getSession, logger: options.logger });
     }
@@ -485,6 +486,12 @@ export interface PermissionHooks {
 }
 
 const permissionHooks = new WeakMap<RemoteSchemaRegistry, PermissionHooks>();
+const loggers = new WeakMap<RemoteSchemaRegistry, Logger>();
+
+/** For the plugin: the logger `registry` was created with (`undefined` for another implementation). */
+export function loggerOf(registry: RemoteSchemaRegistry): Logger | undefined {
+  return loggers.get(registry);
+}
 
 /** For the plugin: `undefined` when `registry` does not enforce remote schema permissions. */
 export function permissionHooksOf(registry: RemoteSchemaRegistry): PermissionHooks | undefined {

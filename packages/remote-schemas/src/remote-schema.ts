@@ -105,7 +105,7 @@ function finalTypeName(
   return affix(typeNames.prefix, name, typeNames.suffix);
 }
 
-function fieldRenamer(rule: FieldNamesCustomization): (name: string) => string {
+export function fieldRenamer(rule: FieldNamesCustomization): (name: string) => string {
   return (name) => {
     if (name.startsWith('__')) return name;
     const mapped = rule.mapping && Object.hasOwn(rule.mapping, name) ? rule.mapping[name] : undefined;

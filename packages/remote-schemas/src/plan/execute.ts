@@ -1,0 +1,148 @@
+import {
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
+  getDirectiveValues,
+  getVariableValues,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FieldNode,
+  type GraphQLError,
+} from 'graphql';
+import type { Placement, Plan, PlannedCall, TypenameMap } from './compile.js';
+
+/**
+ * Runs `plan` for one request: checks the variables against the client's schema (as execution
+ * would), sends each call (queries in parallel, mutations one after the other), and builds the
+ * client's response from the answers in one pass over them.
+ */
+export async function executePlan(plan: Plan, args: ExecutionArgs): Promise<ExecutionResult> {
+  const given = args.variableValues ?? {};
+  let coerced: Record<string, unknown> = {};
+  if (plan.variableDefinitions.length > 0) {
+    const outcome = getVariableValues(args.schema, plan.variableDefinitions, given, { maxErrors: 50 });
+    if (outcome.errors) return { errors: outcome.errors };
+    coerced = outcome.coerced;
+  }
+  const send = (call: PlannedCall): Promise<ExecutionResult> => {
+    if (call.empty) return Promise.resolve({ data: {} });
+    let variables: Record<string, unknown> | null = null;
+    for (const name of call.variables) {
+      if (Object.hasOwn(given, name)) (variables ??= {})[name] = given[name];
+    }
+    return call.remote.client.send(
+      { document: call.document, text: call.text, variables, operationName: call.operationName, schema: args.schema },
+      args.contextValue,
+      plan.operation,
+    );
+  };
+  let results: ExecutionResult[];
+  if (plan.operation === 'query') {
+    results = await Promise.all(plan.calls.map(send));
+  } else {
+    results = [];
+    for (const call of plan.calls) results.push(await send(call));
+  }
+  return assemble(plan, results, coerced);
+}
+
+function included(node: FieldNode, variables: Record<string, unknown>): boolean {
+  if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.['if'] === true) return false;
+  return getDirectiveValues(GraphQLIncludeDirective, node, variables)?.['if'] !== false;
+}
+
+/** The entries included for these variables, in the order execution would give them. */
+function arrange<T extends Placement>(entries: readonly T[], conditional: boolean, variables: Record<string, unknown>): readonly T[] {
+  if (!conditional) return entries;
+  const placed: Array<[number, T]> = [];
+  for (const entry of entries) {
+    if (!entry.when) {
+      placed.push([entry.at, entry]);
+      continue;
+    }
+    const first = entry.when.find((w) => included(w.node, variables));
+    if (first) placed.push([first.at, entry]);
+  }
+  return placed.sort((a, b) => a[0] - b[0]).map(([, entry]) => entry);
+}
+
+function assemble(plan: Plan, results: readonly ExecutionResult[], variables: Record<string, unknown>): ExecutionResult {
+  const errors: GraphQLError[] = [];
+  const answers: Array<Record<string, unknown> | null> = [];
+  plan.calls.forEach((call, index) => {
+    const result = results[index]!;
+    const data = (result.data ?? null) as Record<string, unknown> | null;
+    if (data && call.typenames) rename(data, call.typenames, call.typeToPublic);
+    answers.push(data);
+    for (const error of result.errors ?? []) errors.push(relocate(error, call, data === null));
+  });
+  let data: Record<string, unknown> | null = {};
+  for (const entry of arrange(plan.entries, plan.conditional, variables)) {
+    if (entry.kind === 'typename') {
+      data[entry.key] = entry.value;
+      continue;
+    }
+    const answer = answers[entry.call]!;
+    if (entry.kind === 'field') {
+      if (answer === null) {
+        // A non-null root field without a value nulls the whole response, as execution would.
+        if (entry.nonNull) {
+          data = null;
+          break;
+        }
+        data[entry.key] = null;
+      } else if (Object.hasOwn(answer, entry.key)) {
+        const value = answer[entry.key];
+        if (value === null && entry.nonNull) {
+          data = null;
+          break;
+        }
+        data[entry.key] = value;
+      }
+      continue;
+    }
+    if (answer === null) {
+      data[entry.key] = null;
+      continue;
+    }
+    const nested: Record<string, unknown> = {};
+    for (const inner of arrange(entry.entries, plan.conditional, variables)) {
+      if (inner.typename !== undefined) nested[inner.key] = inner.typename;
+      else if (Object.hasOwn(answer, inner.key)) nested[inner.key] = answer[inner.key];
+    }
+    data[entry.key] = nested;
+  }
+  return errors.length > 0 ? { data, errors } : { data };
+}
+
+/** Renames `__typename` answers in place (the data was just parsed from the remote's answer). */
+function rename(value: unknown, map: TypenameMap, toPublic: ReadonlyMap<string, string>): void {
+  if (value === null || typeof value !== 'object') return;
+  if (Array.isArray(value)) {
+    for (const item of value) rename(item, map, toPublic);
+    return;
+  }
+  const object = value as Record<string, unknown>;
+  for (const key of map.typename ?? []) {
+    const name = object[key];
+    if (typeof name === 'string') object[key] = toPublic.get(name) ?? name;
+  }
+  for (const [key, child] of map.children ?? []) rename(object[key], child, toPublic);
+}
+
+/**
+ * An error of a call, at its path in the client's response (a namespace's fields are one level
+ * deeper there). An error without a path, when the call answered no data, is put at the call's
+ * first root field, as execution puts the error of a field it could not resolve.
+ */
+function relocate(error: GraphQLError, call: PlannedCall, noData: boolean): GraphQLError {
+  const path = error.path;
+  let relocated: ReadonlyArray<string | number> | undefined;
+  if (path && path.length > 0) {
+    const prefix = typeof path[0] === 'string' ? call.paths.get(path[0]) : undefined;
+    if (prefix && prefix.length > 1) relocated = [...prefix, ...path.slice(1)];
+  } else if (noData && call.firstPath.length > 0) {
+    relocated = call.firstPath.length > 1 ? call.firstPath.slice(0, 1) : call.firstPath;
+  }
+  if (relocated) (error as { path: ReadonlyArray<string | number> | undefined }).path = relocated;
+  return error;
+}

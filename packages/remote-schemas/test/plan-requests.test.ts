@@ -1,0 +1,250 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GraphQLObjectType, GraphQLSchema, GraphQLString, execute, parse } from 'graphql';
+import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
+import { createRemoteSchemaRegistry, type RemoteSchemaCustomization, type RemoteSchemaEntry, type RemoteSchemaRegistry } from '../src/index.js';
+import { startGateway, type Gateway } from './utils/gateway.js';
+import { memoryLogger, startStubRemote, type StubRemote, type StubRequest } from './utils/fixtures.js';
+
+let remote: RunningRemote;
+let registry: RemoteSchemaRegistry;
+let gateway: Gateway;
+const logger = memoryLogger();
+
+beforeAll(async () => {
+  remote = await startSampleRemote({ name: 'sample' });
+  registry = createRemoteSchemaRegistry({ retry: false, logger });
+  gateway = await startGateway(registry);
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await registry.dispose();
+  await remote.close();
+});
+
+async function use(entries: RemoteSchemaEntry[]): Promise<void> {
+  const plan = await registry.plan(entries);
+  expect(plan.problems).toEqual([]);
+  registry.commit(plan);
+  remote.received.length = 0;
+}
+
+/** The same sample remote twice: once as it is, once customized (`two`); one request log for both. */
+function both(customization: RemoteSchemaCustomization): RemoteSchemaEntry[] {
+  return [
+    { name: 'sample', definition: { url: remote.url } },
+    { name: 'two', definition: { url: remote.url, customization } },
+  ];
+}
+
+const bodies = () => remote.received.map((r) => r.body as { query: string; variables: Record<string, unknown> | null; operationName: string | null });
+
+describe('one HTTP request per remote', () => {
+  it('sends 50 aliases of a field of a customized remote in one request, keys in the client\'s order', async () => {
+    await use([{ name: 'sample', definition: { url: remote.url, customization: { field_names: [{ parent_type: 'Query', prefix: 'q_' }] } } }]);
+    const keys = Array.from({ length: 50 }, (_, i) => `a${i}`);
+    const query = `{ ${keys.map((k, i) => `${k}: q_hello(name: "n${i}")`).join(' ')} }`;
+    const response = await gateway.post({ query });
+    expect(response.status).toBe(200);
+    expect(Object.keys(response.body.data)).toEqual(keys);
+    expect(response.body.data.a49).toBe('Hello, n49!');
+    expect(remote.received).toHaveLength(1);
+    expect(bodies()[0]?.query).toContain('a0: hello(name: "n0")');
+  });
+
+  it('sends an operation over two remotes as one request to each, the answers merged in the client\'s order', async () => {
+    await use(both({ root_fields_namespace: 'two', type_names: { prefix: 'Two_' } }));
+    const response = await gateway.post({
+      query: '{ a: hello(name: "a") two { user(id: "1") { __typename name } b: hello(name: "b") } c: remoteName two { d: hello(name: "d") } }',
+    });
+    expect(response).toEqual({
+      status: 200,
+      body: {
+        data: {
+          a: 'Hello, a!',
+          two: { user: { __typename: 'Two_User', name: 'Ada' }, b: 'Hello, b!', d: 'Hello, d!' },
+          c: 'sample',
+        },
+      },
+    });
+    expect(Object.keys(response.body.data)).toEqual(['a', 'two', 'c']);
+    expect(Object.keys(response.body.data.two)).toEqual(['user', 'b', 'd']);
+    expect(remote.received).toHaveLength(2);
+  });
+
+  it('sends each remote only the variables and fragments it uses', async () => {
+    await use(both({ root_fields_namespace: 'two', type_names: { prefix: 'Two_' } }));
+    const response = await gateway.post({
+      query: `query Q($mine: String, $theirs: ID!) {
+        hello(name: $mine)
+        two { user(id: $theirs) { ...P } }
+      }
+      query Other($unused: ID!) { two { node(id: $unused) { ...Unused } } }
+      fragment P on Two_User { name }
+      fragment Unused on Two_Post { title }`,
+      variables: { mine: 'm', theirs: '2' },
+      operationName: 'Q',
+    });
+    expect(response).toEqual({ status: 200, body: { data: { hello: 'Hello, m!', two: { user: { name: 'Grace' } } } } });
+    const sent = bodies().sort((x, y) => x.query.localeCompare(y.query));
+    expect(sent).toEqual([
+      { query: 'query Q($mine: String) {\n  hello(name: $mine)\n}', variables: { mine: 'm' }, operationName: 'Q' },
+      { query: 'query Q($theirs: ID!) {\n  user(id: $theirs) {\n    ...P\n  }\n}\n\nfragment P on User {\n  name\n}', variables: { theirs: '2' }, operationName: 'Q' },
+    ]);
+  });
+
+  it('calls the remotes of one query in parallel', async () => {
+    // Each stub answers only once both have received their request: sequential calls would time out.
+    const waiting: StubRequest[] = [];
+    const hold = (request: StubRequest) => {
+      waiting.push(request);
+      if (waiting.length === 2) for (const r of waiting) r.answer();
+    };
+    const stubs: StubRemote[] = [await startStubRemote(hold), await startStubRemote(hold)];
+    const parallel = createRemoteSchemaRegistry({ retry: false, logger: memoryLogger() });
+    const server = await startGateway(parallel);
+    try {
+      const plan = await parallel.plan([
+        { name: 'one', definition: { url: stubs[0]!.url, timeout_seconds: 2 } },
+        { name: 'other', definition: { url: stubs[1]!.url, timeout_seconds: 2, customization: { root_fields_namespace: 'other', type_names: { prefix: 'O_' } } } },
+      ]);
+      expect(plan.problems).toEqual([]);
+      parallel.commit(plan);
+      const response = await server.post({ query: '{ hello other { hello(name: "o") } }' });
+      expect(response).toEqual({ status: 200, body: { data: { hello: 'Hello, world!', other: { hello: 'Hello, o!' } } } });
+      expect(stubs.map((s) => s.operations.length)).toEqual([1, 1]);
+    } finally {
+      await server.close();
+      await parallel.dispose();
+      await Promise.all(stubs.map((s) => s.close()));
+    }
+  });
+});
+
+describe('mutations', () => {
+  it('keep their order: consecutive root fields of one remote in one request, another remote in between splits them', async () => {
+    await use(both({ root_fields_namespace: 'two' }));
+    const response = await gateway.post({
+      query: `mutation {
+        a: addMessage(input: {text: "a"}) { id text }
+        b: addMessage(input: {text: "b"}) { id text }
+        two { c: addMessage(input: {text: "c"}) { id text } }
+        d: addMessage(input: {text: "d"}) { id text }
+      }`,
+    });
+    expect(response.status).toBe(200);
+    const { a, b, two, d } = response.body.data;
+    expect([a.text, b.text, two.c.text, d.text]).toEqual(['a', 'b', 'c', 'd']);
+    // One message list behind both names: ids tell the order the remote ran them in.
+    expect([Number(a.id), Number(b.id), Number(two.c.id), Number(d.id)]).toEqual([1, 2, 3, 4].map((i) => i + Number(a.id) - 1));
+    expect(bodies().map((b) => b.query.match(/\w+: addMessage/g))).toEqual([['a: addMessage', 'b: addMessage'], ['c: addMessage'], ['d: addMessage']]);
+  });
+});
+
+describe('errors', () => {
+  it('are put back at the client\'s paths: under the namespace, with the client\'s aliases', async () => {
+    await use(both({ root_fields_namespace: 'two', field_names: [{ parent_type: 'Query', mapping: { boom: 'bang' } }] }));
+    const response = await gateway.post({ query: '{ hello two { x: bang hello } boom }' });
+    expect(response.status).toBe(200);
+    expect(response.body.data).toEqual({ hello: 'Hello, world!', two: { x: null, hello: 'Hello, world!' }, boom: null });
+    expect(response.body.errors.map((e: { path: unknown; extensions: unknown }) => [e.path, e.extensions])).toEqual(
+      expect.arrayContaining([
+        [['two', 'x'], { code: 'BOOM' }],
+        [['boom'], { code: 'BOOM' }],
+      ]),
+    );
+  });
+
+  it('of a call that fails cost only that remote\'s fields, the error at its first field', async () => {
+    await use([
+      { name: 'sample', definition: { url: remote.url } },
+      { name: 'slow', definition: { url: remote.url, timeout_seconds: 0.2, customization: { root_fields_namespace: 'ns' } } },
+    ]);
+    const response = await gateway.post({ query: '{ hello ns { slow(ms: 1000) } }' });
+    expect(response.body).toEqual({
+      data: { hello: 'Hello, world!', ns: null },
+      errors: [
+        {
+          message: `HTTP exception occurred while sending the request to "${remote.url}"`,
+          path: ['ns'],
+          extensions: { code: 'remote-schema-error', path: '$' },
+        },
+      ],
+    });
+  });
+});
+
+describe('customized remotes', () => {
+  const cases: Array<[string, RemoteSchemaCustomization]> = [
+    ['prefix and suffix', { type_names: { prefix: 'S_', suffix: '_t' } }],
+    ['a mapping, a built-in scalar included', { type_names: { prefix: 'S_', mapping: { User: 'Person', String: 'Text' } } }],
+    ['a namespace', { root_fields_namespace: 'ns' }],
+    ['field names', { field_names: [{ parent_type: 'User', mapping: { name: 'fullName' } }, { parent_type: 'Query', prefix: 'q_' }, { parent_type: 'Post', mapping: { title: 'headline' } }] }],
+    [
+      'all at once',
+      {
+        root_fields_namespace: 'svc',
+        type_names: { prefix: 'P_', suffix: '_s', mapping: { Role: 'Rank' } },
+        field_names: [{ parent_type: 'User', mapping: { name: 'userName' } }, { parent_type: 'Query', prefix: 'q_' }],
+      },
+    ],
+  ];
+
+  /** The operation in the customized names, written from the remote's own. */
+  function operation(customization: RemoteSchemaCustomization): { query: string; variables: Record<string, unknown> } {
+    const mapping = customization.type_names?.mapping ?? {};
+    const type = (name: string) =>
+      mapping[name] ?? (['String', 'ID'].includes(name) ? name : `${customization.type_names?.prefix ?? ''}${name}${customization.type_names?.suffix ?? ''}`);
+    const field = (parent: string, name: string) => {
+      const rule = customization.field_names?.find((r) => r.parent_type === parent);
+      if (!rule) return name;
+      return rule.mapping?.[name] ?? `${rule.prefix ?? ''}${name}${rule.suffix ?? ''}`;
+    };
+    const q = (name: string) => field('Query', name);
+    const body = `
+      ${q('search')}(term: $term) { __typename ...U ... on ${type('Post')} { t: ${field('Post', 'title')} ${field('Post', 'author')} { ${field('User', 'name')} } } }
+      ${q('node')}(id: "p1") { __typename id ... on ${type('Node')} { id } ... on ${type('User')} { ${field('User', 'name')} } }
+      n2: ${q('node')}(id: "2") { ... on ${type('User')} { __typename ${field('User', 'role')} posts { ${field('Post', 'id')} __typename } } }
+      ${q('users')}(role: $role) { ...U }
+      ${q('hello')}(name: $name)`;
+    const ns = customization.root_fields_namespace;
+    return {
+      query: `query Q($term: ${type('String')}!, $role: ${type('Role')}, $name: ${type('String')}) {
+        ${ns ? `${ns} { ${body} }` : body}
+      }
+      fragment U on ${type('User')} { __typename ${field('User', 'name')} ${field('User', 'role')} }`,
+      variables: { term: 'l', role: 'EDITOR', name: 'N' },
+    };
+  }
+
+  it.each(cases)('answer as delegation does: %s', async (_, customization) => {
+    await use([{ name: 'sample', definition: { url: remote.url, customization } }]);
+    const { query, variables } = operation(customization);
+    const response = await gateway.post({ query, variables, operationName: 'Q' });
+    expect(remote.received).toHaveLength(1);
+    // Delegation: the registry's schema executed by graphql-js, each root field delegated.
+    const delegated = await execute({ schema: registry.schema, document: parse(query), variableValues: variables, contextValue: {} });
+    expect(response.body.errors).toBeUndefined();
+    expect(JSON.stringify(response.body)).toBe(JSON.stringify({ data: delegated.data }));
+  });
+});
+
+describe('what is not planned', () => {
+  it('an operation that also asks the local schema is executed as before, and a debug line says why', async () => {
+    const local = new GraphQLSchema({
+      query: new GraphQLObjectType({ name: 'Query', fields: { version: { type: GraphQLString, resolve: () => 'v1' } } }),
+    });
+    const lines = memoryLogger();
+    const withLocal = createRemoteSchemaRegistry({ localSchema: local, retry: false, logger: lines });
+    const server = await startGateway(withLocal);
+    try {
+      withLocal.commit(await withLocal.plan([{ name: 'sample', definition: { url: remote.url, customization: { root_fields_namespace: 'ns' } } }]));
+      const response = await server.post({ query: 'query Mixed { version ns { hello } }' });
+      expect(response).toEqual({ status: 200, body: { data: { version: 'v1', ns: { hello: 'Hello, world!' } } } });
+      expect(lines.lines, lines.lines.join('\n')).toContain('debug remote schemas: operation "Mixed" executed with delegation: a root field of the local schema (version)');
+    } finally {
+      await server.close();
+      await withLocal.dispose();
+    }
+  });
+});
