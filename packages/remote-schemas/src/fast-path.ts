@@ -30,7 +30,7 @@ const decisions = new WeakMap<DocumentNode, CachedTarget>();
  * The remote an operation can be sent to as it is: every root field belongs to that one remote,
  * which has no customization, and the document has no other operation (the remote would validate
  * it too).
- * `undefined` means: execute normally (delegation).
+ * `undefined` means: not as it is (a plan or delegation, see plugin.ts).
  */
 export function forwardTarget(
   schema: GraphQLSchema,

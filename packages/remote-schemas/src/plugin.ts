@@ -72,7 +72,9 @@ function misplaced(hooks: PermissionHooks, args: ExecutionArgs): ExecutionResult
  * enabled, each request is served `registry.schemaFor(session)` instead, chosen in `onEnveloped`
  * (before parsing and validation) from the registry's `getSession` of the context at hand.
  * An operation whose root fields all belong to one remote without customization is sent to it as
- * it is, in one request (no delegation); everything else is executed on the stitched schema.
+ * it is, in one request (no delegation); other queries and mutations over remotes follow a
+ * compiled plan (one request per remote, in the remote's own names); what a plan cannot express,
+ * and subscriptions off the fast path, are executed on the stitched schema (delegation).
  *
  * Do not also pass a `schema` to `createYoga`: this plugin provides it.
  */
