@@ -153,6 +153,17 @@ export function checkDistinctNames(schema: GraphQLSchema, customization: RemoteS
         }
       }
     }
+    // graphql-tools renames types one at a time and skips a new name that some type still has: a
+    // mapping to the original name of another of the remote's types (`User` → `Post` while `Post`
+    // itself becomes `Post_t`) would leave `User` as it was.
+    for (const [from, target] of Object.entries(typeNames?.mapping ?? {})) {
+      if (target !== from && schema.getType(target) && !BUILT_IN_SCALARS.has(target) && !BUILT_IN_SCALARS.has(from)) {
+        throw new RemoteSchemaError(
+          'invalid-params',
+          `type name mapping of "${from}" to "${target}" names another type of the remote; map to a name the remote does not use`,
+        );
+      }
+    }
     // A built-in scalar is renamed in the introspection result, before the types are: a mapping to
     // the name of one of the remote's own types would merge the two there, even when that type is
     // renamed in turn.

@@ -292,6 +292,11 @@ describe('customization under which two names become one', () => {
       'type name mapping of built-in scalar "String" to "User" clashes with the remote\'s own type "User"',
     ],
     [
+      'a type mapped to the original name of another type renamed in turn',
+      { type_names: { suffix: '_t', mapping: { User: 'Post' } } },
+      'type name mapping of "User" to "Post" names another type of the remote; map to a name the remote does not use',
+    ],
+    [
       'a type mapped to the type of the namespace field',
       { root_fields_namespace: 'ns', type_names: { mapping: { Message: 'ns_mutation' } } },
       'type names are not distinct after customization: "Message" becomes "ns_mutation", the type of root fields namespace "ns"',

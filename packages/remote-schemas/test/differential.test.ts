@@ -9,7 +9,6 @@ import { memoryLogger } from './utils/fixtures.js';
 import {
   customizationArb,
   featuresOfCustomization,
-  mapsOntoAnotherTypeName,
   namingOf,
   type Naming,
 } from './utils/differential-customization.js';
@@ -62,14 +61,6 @@ interface KnownBug {
 }
 
 const KNOWN_BUGS: KnownBug[] = [
-  {
-    // `{ type_names: { suffix: '_t', mapping: { User: 'Post' } } }` is accepted, but graphql-tools
-    // skips that renaming ("New type name Post for User already exists in the schema. Skip
-    // renaming."): the schema keeps the type User (no type is named Post), while
-    // `{ user(id: "1") { __typename } }` answers "Post"; `... on Post` is refused.
-    name: 'a type mapped to the original name of another type',
-    applies: (_, c) => mapsOntoAnotherTypeName(c),
-  },
   {
     // `mutation { ns { ... @include(if: false) { addMessage(input: {text: "x"}) { id } } } }`
     // (or `...F @skip(if: true)`) answers `{"ns":{}}`, but the remote receives the fragment's

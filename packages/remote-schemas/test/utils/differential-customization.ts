@@ -117,17 +117,6 @@ export const customizationArb: fc.Arbitrary<RemoteSchemaCustomization> = fc
     ...(fields !== undefined && { field_names: fields }),
   }));
 
-/**
- * True when a type name mapping names another type of the remote by its original name (`{ User:
- * 'Post' }` while Post becomes `Post_t`): graphql-tools skips that renaming ("New type name Post
- * for User already exists in the schema. Skip renaming."), so the schema keeps the name User. A
- * known bug, see `differential.test.ts`.
- */
-export function mapsOntoAnotherTypeName(customization: RemoteSchemaCustomization): boolean {
-  const remoteTypes = new Set<string>([...REMOTE_TYPES, 'Query', 'Mutation', 'Subscription']);
-  return Object.entries(customization.type_names?.mapping ?? {}).some(([from, to]) => from !== to && remoteTypes.has(to));
-}
-
 /** What a customization exercises, for `DIFF_STATS`. */
 export function featuresOfCustomization(customization: RemoteSchemaCustomization): string[] {
   const found: string[] = [];
