@@ -522,6 +522,7 @@ if (builds.length > 0) {
   const problems = done.flatMap((b) => b.problems.map((p) => `${b.shape}, ${b.roles} roles: ${p}`));
   targetList.push({ name: 'every role built got its own schema, its grant, and kept it (no eviction)', measured: String(problems.length), pass: problems.length === 0 });
   sections.push(
+    '',
     [
       `## permissions (b): building role schemas on a ${REMOTE_TYPES.toLocaleString('en')}-type remote`,
       '',
