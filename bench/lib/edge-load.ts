@@ -13,7 +13,7 @@
 // request gets its own connection and its latency counts from when it was queued, just before the
 // TCP connect. A connection error is then always a request that got no answer.
 import autocannon from 'autocannon';
-import type { LoadResult } from './load.js';
+import { answerFigures, type LoadResult } from './load.js';
 
 export interface EdgeRequest {
   readonly headers?: Readonly<Record<string, string>>;
@@ -144,18 +144,6 @@ export async function runEdgeLoad(options: EdgeLoadOptions, firstIndex = 0): Pro
   const seconds = (performance.now() - started) / 1000;
   // autocannon's own count of connection errors and timeouts, should the listeners above miss any.
   for (let i = connectionErrors; i < result.errors; i++) record('connection error or timeout');
-  const responses = result['1xx'] + result['2xx'] + result['3xx'] + result['4xx'] + result['5xx'];
-  return {
-    responses,
-    seconds,
-    rps: responses / result.duration,
-    // autocannon 8 records the latency of every answer (2xx or not) unless `excludeErrorStats`.
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    max: result.latency.max,
-    failures: bad,
-    reasons,
-    requestsBuilt: next,
-    closedByServer,
-  };
+  // autocannon 8 records the latency of every answer (2xx or not) unless `excludeErrorStats`.
+  return { ...answerFigures(result), seconds, failures: bad, reasons, requestsBuilt: next, closedByServer };
 }

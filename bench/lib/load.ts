@@ -130,18 +130,13 @@ export async function runLoad(options: LoadOptions, firstIndex = 0): Promise<Loa
     bad += connectionFailures;
     reasons.set('connection error or timeout', (reasons.get('connection error or timeout') ?? 0) + connectionFailures);
   }
+  return { ...answerFigures(result), seconds, failures: bad, reasons, requestsBuilt: next };
+}
+
+/** Answers, req/s and latency percentiles of one autocannon run (every status counts). */
+export function answerFigures(result: autocannon.Result): { responses: number; rps: number; p50: number; p99: number; max: number } {
   const responses = result['1xx'] + result['2xx'] + result['3xx'] + result['4xx'] + result['5xx'];
-  return {
-    responses,
-    seconds,
-    rps: responses / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    max: result.latency.max,
-    failures: bad,
-    reasons,
-    requestsBuilt: next,
-  };
+  return { responses, rps: responses / result.duration, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max };
 }
 
 export function describeFailures(reasons: ReadonlyMap<string, number>): string {
