@@ -121,7 +121,7 @@ try {
   const { remote, svc, jwt } = await startSampleGateway('edge', dir, config, children);
   const listed = await startChild(
     'edge-svc-listed',
-    'lib/edge-svc-server.ts',
+    'lib/svc-server.ts',
     { databaseUrl: `file:${join(dir, 'metadata-listed.json')}`, adminSecret: ADMIN_SECRET, jwtSecret: jwt.config, corsDomain: LISTED_DOMAINS },
     config,
   );

@@ -24,7 +24,7 @@ import { describeFailures, graphqlData, runLoad, type LoadResult, type RequestSp
 import { loadAverage } from './lib/machine.js';
 import { metadataOrThrow } from './lib/metadata.js';
 import type { BuildRequest, BuildResult, GrantShape } from './lib/permissions-build.js';
-import type { PermissionsServerOptions } from './lib/permissions-server.js';
+import type { SvcServerOptions as PermissionsServerOptions } from './lib/svc-server.js';
 import { header, progress, targets, type Target } from './lib/report.js';
 import { formatTable, median, round } from './lib/table.js';
 
@@ -153,7 +153,7 @@ async function runRequests(): Promise<void> {
         jwtSecret,
         enableRemoteSchemaPermissions,
       };
-      const child = await startChild(`permissions-svc-${name}`, 'lib/permissions-server.ts', options, config);
+      const child = await startChild(`permissions-svc-${name}`, 'lib/svc-server.ts', options, config);
       children.push(child);
       await metadataOrThrow(child.url, ADMIN_SECRET, 'add_remote_schema', { name: 'sample', definition: { url: remote.url } });
       return child;

@@ -9,6 +9,10 @@ export interface SvcServerOptions {
   readonly adminSecret: string;
   /** The JWT configuration. */
   readonly jwtSecret: { readonly type: string; readonly key: string };
+  /** `--cors-domain` (bench edge); the server's default when absent. */
+  readonly corsDomain?: string;
+  /** `--enable-remote-schema-permissions` (bench permissions); off when absent. */
+  readonly enableRemoteSchemaPermissions?: boolean;
 }
 
 export async function start(raw: unknown): Promise<StartedServer> {
@@ -18,6 +22,8 @@ export async function start(raw: unknown): Promise<StartedServer> {
     databaseUrl: options.databaseUrl,
     adminSecret: options.adminSecret,
     jwtSecret: options.jwtSecret,
+    ...(options.corsDomain !== undefined && { corsDomain: options.corsDomain }),
+    ...(options.enableRemoteSchemaPermissions !== undefined && { enableRemoteSchemaPermissions: options.enableRemoteSchemaPermissions }),
     // BENCH_SVC_LOG=warn shows why a remote call failed (the server logs it as a warning).
     logLevel: process.env['BENCH_SVC_LOG'] === 'warn' ? 'warn' : 'error',
   });
