@@ -2,7 +2,7 @@ import { emptyDocument, registryEntries, type InconsistentObject, type MetadataD
 import { MetadataApiError, MetadataStoreError, MetadataStoreUnreachableError, StoreConflictError, storeFailure } from './errors.js';
 import { toInconsistentObjects } from './inconsistency.js';
 import { OPERATIONS, type Draft, type OperationContext } from './operations.js';
-import { consoleLogger, DEFAULT_CONFLICT_RETRY_TIMEOUT_MS, type MetadataServiceOptions } from './options.js';
+import { consoleLogger, DEFAULT_CONFLICT_RETRY_TIMEOUT_MS, type MetadataServiceOptions } from './service-options.js';
 import { parseMetadataRequest, type OperationType } from './request.js';
 import { createSerialQueue } from './store.js';
 import { validateDocument } from './validation.js';
