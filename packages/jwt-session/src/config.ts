@@ -150,6 +150,52 @@ export function parseJwtConfig(input: unknown, options: ParseJwtConfigOptions = 
   return frozen;
 }
 
+/**
+ * Validates and normalizes several JWT configurations (a list, or its JSON text), one per token
+ * issuer: their `issuer` values must be distinct, and at most one entry may have none (the entry
+ * for tokens whose `iss` no other entry names). A problem with one entry is reported with its
+ * position, e.g. `[1]: key: HS256 key must be at least 32 characters`.
+ *
+ * @throws {JwtConfigError} e.g. `issuer "https://a.example" is configured twice`.
+ */
+export function parseJwtConfigs(input: unknown, options: ParseJwtConfigOptions = {}): readonly JwtConfig[] {
+  let raw = input;
+  if (typeof raw === 'string') {
+    try {
+      raw = JSON.parse(raw);
+    } catch (error) {
+      fail(`invalid JSON: ${(error as Error).message}`);
+    }
+  }
+  if (!Array.isArray(raw)) fail(`expected a JSON array of JWT configurations, got ${kindOf(raw)}`);
+  if (raw.length === 0) fail('expected at least one JWT configuration, got an empty list');
+  const configs = raw.map((entry: unknown, index) => {
+    try {
+      return parseJwtConfig(entry, options);
+    } catch (error) {
+      if (error instanceof JwtConfigError) fail(`[${index}]: ${error.message}`);
+      throw error;
+    }
+  });
+  checkDistinctIssuers(configs);
+  return Object.freeze(configs);
+}
+
+/** Distinct `issuer` values, and at most one entry without one. */
+function checkDistinctIssuers(configs: readonly JwtConfig[]): void {
+  const seen = new Set<string>();
+  let fallback = false;
+  for (const config of configs) {
+    if (config.issuer === undefined) {
+      if (fallback) fail('an entry without "issuer" is configured twice (at most one entry may have no issuer)');
+      fallback = true;
+    } else {
+      if (seen.has(config.issuer)) fail(`issuer ${JSON.stringify(config.issuer)} is configured twice`);
+      seen.add(config.issuer);
+    }
+  }
+}
+
 function parseKeySource(config: Record<string, unknown>): KeySource {
   const type = optionalString(config, 'type');
   const key = optionalString(config, 'key');

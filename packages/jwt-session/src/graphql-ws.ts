@@ -61,7 +61,6 @@ interface Connection {
 export function createGraphqlWsSession(resolver: SessionResolver, options: GraphqlWsSessionOptions = {}): GraphqlWsSession {
   const logger = options.logger ?? console;
   const connections = new WeakMap<GraphqlWsContextLike, Connection>();
-  const skewMs = (resolver.allowedSkew ?? 0) * 1000;
 
   function arm(ctx: GraphqlWsContextLike, connection: Connection): void {
     if (connection.closeAt === undefined) return;
@@ -92,6 +91,8 @@ export function createGraphqlWsSession(resolver: SessionResolver, options: Graph
         closeSocket(ctx, truncateUtf8(`Forbidden: ${message}`, MAX_CLOSE_REASON_BYTES));
         return false;
       }
+      // The leeway of the configuration that verified this token (several issuers may differ).
+      const skewMs = (resolver.allowedSkewOf?.(session) ?? resolver.allowedSkew ?? 0) * 1000;
       const closeAt = session.expiresAt === undefined ? undefined : session.expiresAt.getTime() + skewMs;
       const connection: Connection = { session, closeAt, timer: undefined };
       connections.set(ctx, connection);

@@ -1,11 +1,11 @@
-export { parseJwtConfig, isJwtConfig, DEFAULT_CLAIMS_NAMESPACE } from './config.js';
+export { parseJwtConfig, parseJwtConfigs, isJwtConfig, DEFAULT_CLAIMS_NAMESPACE } from './config.js';
 export type { JwtConfig, ClaimsSource, ClaimsMapEntry, ClaimsFormat, KeySource, TokenLocation, ParseJwtConfigOptions } from './config.js';
 export { JWT_ALGORITHMS } from './algorithms.js';
 export type { JwtAlgorithm } from './algorithms.js';
 export type { JsonPath } from './json-path.js';
 export { JwtConfigError, SessionError } from './errors.js';
 export type { SessionErrorCode } from './errors.js';
-export type { JwtSessionOptions, Logger } from './options.js';
+export type { JwtSessionOptions, JwtSessionHooks, Logger } from './options.js';
 export type { Session } from './session.js';
 export type { HeadersInput } from './request-headers.js';
 export { createSessionResolver } from './resolver.js';

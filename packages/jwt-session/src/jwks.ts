@@ -1,4 +1,5 @@
 import { X509Certificate, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { algorithmInfo, checkKeyFits, type VerificationKey } from './algorithms.js';
 import type { Logger } from './options.js';
 import { nextRefreshDelay } from './refresh-schedule.js';
@@ -23,6 +24,27 @@ export interface RemoteKeySetOptions {
   logger: Logger;
   /** Called when a fetch brings a key set that differs from the previous one. */
   onKeysChanged: () => void;
+  /** Called once per fetch attempt with its outcome (not after `dispose()`). */
+  onFetch?: (outcome: 'ok' | 'error') => void;
+}
+
+interface FetchedKeys {
+  keys: VerificationKey[];
+  fingerprint: string;
+  headers: Headers;
+}
+
+/** Spans of this package go to the tracer the embedding app registered (a no-op without one). */
+const tracer = trace.getTracer('@svc-graphql/jwt-session');
+
+/** The URL without user, password, query or fragment: what logs and spans may show. */
+export function redactedUrl(url: URL): string {
+  const copy = new URL(url.href);
+  copy.username = '';
+  copy.password = '';
+  copy.search = '';
+  copy.hash = '';
+  return copy.href;
 }
 
 /**
@@ -40,11 +62,13 @@ export class RemoteKeySet {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #disposed = false;
   readonly #options: RemoteKeySetOptions;
+  readonly #shownUrl: string;
   /** Settles when the first fetch finished, successfully or not. */
   readonly ready: Promise<void>;
 
   constructor(options: RemoteKeySetOptions) {
     this.#options = options;
+    this.#shownUrl = redactedUrl(options.url);
     this.ready = this.#refresh();
   }
 
@@ -110,9 +134,10 @@ export class RemoteKeySet {
     if (this.#disposed) return Promise.resolve();
     this.#schedule(undefined);
     this.#lastFetchAt = Date.now();
-    const run = this.#fetchKeys().then(
+    const run = this.#tracedFetch().then(
       ({ keys, fingerprint, headers }) => {
         if (this.#disposed) return;
+        this.#report('ok');
         const isFirst = !this.#hadSuccess;
         this.#hadSuccess = true;
         this.#failures = 0;
@@ -124,10 +149,11 @@ export class RemoteKeySet {
       },
       (error: unknown) => {
         if (this.#disposed) return;
+        this.#report('error');
         this.#failures += 1;
         const retry = Math.min(RETRY_FIRST_MS * 2 ** (this.#failures - 1), RETRY_MAX_MS);
         this.#options.logger.warn(
-          `jwt-session: fetching ${this.#options.url.href} failed (${(error as Error).message}); keeping ${this.#keys.length} key(s), retrying in ${retry / 1000} s`,
+          `jwt-session: fetching ${this.#shownUrl} failed (${(error as Error).message}); keeping ${this.#keys.length} key(s), retrying in ${retry / 1000} s`,
         );
         this.#schedule(retry);
       },
@@ -138,7 +164,32 @@ export class RemoteKeySet {
     return this.#inFlight;
   }
 
-  async #fetchKeys(): Promise<{ keys: VerificationKey[]; fingerprint: string; headers: Headers }> {
+  #report(outcome: 'ok' | 'error'): void {
+    try {
+      this.#options.onFetch?.(outcome);
+    } catch (error) {
+      this.#options.logger.warn(`jwt-session: hooks.onJwksFetch threw: ${(error as Error)?.message ?? String(error)}`);
+    }
+  }
+
+  /** One fetch in a `jwks.fetch` client span (`url.full` without credentials or query), status error on failure. */
+  #tracedFetch(): Promise<FetchedKeys> {
+    return tracer.startActiveSpan('jwks.fetch', { kind: SpanKind.CLIENT, attributes: { 'url.full': this.#shownUrl } }, (span) =>
+      this.#fetchKeys().then(
+        (result) => {
+          span.end();
+          return result;
+        },
+        (error: unknown) => {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message ?? String(error) });
+          span.end();
+          throw error;
+        },
+      ),
+    );
+  }
+
+  async #fetchKeys(): Promise<FetchedKeys> {
     const abort = new AbortController();
     this.#abort = abort;
     const timer = setTimeout(() => abort.abort(new Error(`timed out after ${this.#options.timeoutMs} ms`)), this.#options.timeoutMs);

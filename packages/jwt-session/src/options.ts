@@ -1,4 +1,5 @@
-import { parseJwtConfig, type JwtConfig } from './config.js';
+import { parseJwtConfig, parseJwtConfigs, type JwtConfig } from './config.js';
+import { JwtConfigError } from './errors.js';
 
 /** Where diagnostics go; Yoga's logger fits. */
 export interface Logger {
@@ -8,14 +9,37 @@ export interface Logger {
   error(...args: unknown[]): void;
 }
 
+/**
+ * Callbacks for metrics. They run synchronously on the request path, so they must be cheap; one
+ * that throws is reported to the logger (warn) and does not affect the request.
+ */
+export interface JwtSessionHooks {
+  /**
+   * Once per request or graphql-ws connection that presented a token (cache hits included): `'ok'`,
+   * or the name of the error it was refused with: the reason of an `invalid-jwt` answer without
+   * `JWSError` (`'JWTExpired'`, `'JWSInvalidSignature'`, `'NoUsableKeys'`, `'JWTNotInIssuer'`,
+   * `'CompactDecodeError'`, …), or the code of a claims error (`'jwt-missing-role-claims'`,
+   * `'jwt-invalid-claims'`). A token that verified but asks for a role it is not allowed (403) is `'ok'`.
+   * The values form a small fixed set (never a token, a claim or an issuer).
+   */
+  onJwtVerification?(result: string): void;
+  /** Once per `jwk_url` fetch attempt (start-up, refresh, unknown-`kid` refetch, retry). */
+  onJwksFetch?(outcome: 'ok' | 'error'): void;
+}
+
 /** Options of {@link createSessionResolver} and {@link useJwtSession}. */
 export interface JwtSessionOptions {
   /**
    * The JWT configuration (`type` + `key` or `jwk_url`, claims options, `audience`, `issuer`,
    * `allowed_skew`, `header`): its JSON text, the object, or the result of `parseJwtConfig`.
    * Without it, requests are authenticated by the admin secret alone.
+   *
+   * A list (or the JSON text of one) holds one configuration per token issuer: a token is verified
+   * by the entry whose `issuer` equals its `iss`, else by the one entry without `issuer`, else it is
+   * refused with `JWTNotInIssuer`. Each entry has its own keys, JWKS refresh, claims settings, token
+   * location and cache; the token is read from the first location, in list order, that holds one.
    */
-  jwt?: JwtConfig | string | object;
+  jwt?: JwtConfig | string | object | readonly (JwtConfig | string | object)[];
   /**
    * The admin secret, compared in constant time with the `x-svc-admin-secret` header. Without an
    * admin secret and without `jwt`, every request is admin.
@@ -49,11 +73,15 @@ export interface JwtSessionOptions {
    * @default Yoga's logger inside Yoga (useJwtSession), else console without debug lines
    */
   logger?: Logger;
+  /** Metrics callbacks; see {@link JwtSessionHooks}. */
+  hooks?: JwtSessionHooks;
 }
 
 /** Options after validation and defaults. */
 export interface NormalizedOptions {
-  readonly jwt: JwtConfig | undefined;
+  /** One configuration (checked as always), or several selected by the token's `iss`. */
+  readonly jwt: JwtConfig | readonly JwtConfig[] | undefined;
+  readonly hooks: JwtSessionHooks;
   readonly adminSecret: string | undefined;
   readonly unauthorizedRole: string | undefined;
   readonly prefix: string;
@@ -94,8 +122,14 @@ export function normalizeOptions(options: JwtSessionOptions): NormalizedOptions 
   }
   const fetchFn = options.fetch ?? globalThis.fetch;
   if (typeof fetchFn !== 'function') throw optionError('fetch', 'must be a function');
+  const hooks = options.hooks ?? {};
+  if (typeof hooks !== 'object' || hooks === null) throw optionError('hooks', 'must be an object');
+  for (const name of ['onJwtVerification', 'onJwksFetch'] as const) {
+    if (hooks[name] !== undefined && typeof hooks[name] !== 'function') throw optionError(`hooks.${name}`, 'must be a function');
+  }
   return {
-    jwt: options.jwt === undefined ? undefined : parseJwtConfig(options.jwt, { sessionVariablePrefix: prefix }),
+    jwt: options.jwt === undefined ? undefined : parseJwtOption(options.jwt, prefix),
+    hooks,
     adminSecret: options.adminSecret,
     unauthorizedRole: options.unauthorizedRole,
     prefix,
@@ -104,6 +138,21 @@ export function normalizeOptions(options: JwtSessionOptions): NormalizedOptions 
     fetch: fetchFn,
     logger: options.logger ?? defaultLogger,
   };
+}
+
+/** One configuration as always; a list, or the JSON text of one, as one configuration per issuer. */
+function parseJwtOption(jwt: unknown, prefix: string): JwtConfig | readonly JwtConfig[] {
+  let value = jwt;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch (error) {
+      throw new JwtConfigError(`invalid JSON: ${(error as Error).message}`);
+    }
+  }
+  return Array.isArray(value)
+    ? parseJwtConfigs(value, { sessionVariablePrefix: prefix })
+    : parseJwtConfig(value, { sessionVariablePrefix: prefix });
 }
 
 export const defaultLogger: Logger = {

@@ -132,9 +132,11 @@ export function useJwtSession(options: JwtSessionOptions | { resolver: SessionRe
     onSubscribe({ args }) {
       // Only sessions this plugin resolved from an HTTP request: a graphql-ws operation brings its
       // session in the context, and its socket is closed at expiry by the WebSocket helper.
-      const expiresAt = sessions.get(args.contextValue.request)?.expiresAt;
-      if (expiresAt === undefined) return;
-      const endAt = expiresAt.getTime() + (resolver.allowedSkew ?? 0) * 1000;
+      const session = sessions.get(args.contextValue.request);
+      const expiresAt = session?.expiresAt;
+      if (session === undefined || expiresAt === undefined) return;
+      const skew = resolver.allowedSkewOf?.(session) ?? resolver.allowedSkew ?? 0;
+      const endAt = expiresAt.getTime() + skew * 1000;
       return {
         onSubscribeResult({ result, setResult }) {
           // A single result (the subscription failed to start) has nothing left to end.

@@ -8,10 +8,10 @@ import {
   roleNotAllowed,
   sessionErrorFromToken,
 } from './errors.js';
+import { JwtVerifiers, type FoundToken } from './issuers.js';
 import { normalizeOptions, type JwtSessionOptions } from './options.js';
-import { headerReader, readToken, type HeaderReader, type HeadersInput } from './request-headers.js';
+import { headerReader, type HeaderReader, type HeadersInput } from './request-headers.js';
 import type { Session } from './session.js';
-import { TokenVerifier } from './verifier.js';
 
 /** Turns request headers into a {@link Session}. Holds JWKS timers: call `dispose()` when done. */
 export interface SessionResolver {
@@ -24,8 +24,13 @@ export interface SessionResolver {
   dispose(): void;
   /** Settles when keys are available, or the first JWKS fetch failed (never rejects). */
   ready?(): Promise<void>;
-  /** The configured `allowed_skew` in seconds; the WebSocket helper closes at `exp` plus this. */
+  /**
+   * The configured `allowed_skew` in seconds (with several configurations, the largest); the
+   * WebSocket helper closes at `exp` plus this, unless {@link allowedSkewOf} says otherwise.
+   */
   readonly allowedSkew?: number;
+  /** The `allowed_skew` of the configuration that verified the token of `session` (0 for other sessions). */
+  allowedSkewOf?(session: Session): number;
 }
 
 /**
@@ -35,17 +40,29 @@ export interface SessionResolver {
  */
 export function createSessionResolver(options: JwtSessionOptions): SessionResolver {
   const opts = normalizeOptions(options);
+  const { onJwtVerification, onJwksFetch } = opts.hooks;
   const verifier =
     opts.jwt === undefined
       ? undefined
-      : new TokenVerifier({
-          config: opts.jwt,
+      : new JwtVerifiers(opts.jwt, {
           prefix: opts.prefix,
           cacheMax: opts.cacheMax,
           fetch: opts.fetch,
           jwksFetchTimeoutMs: opts.jwksFetchTimeoutMs,
           logger: opts.logger,
+          ...(onJwksFetch !== undefined && { onJwksFetch: (outcome: 'ok' | 'error') => onJwksFetch.call(opts.hooks, outcome) }),
         });
+  /** The `allowed_skew` of the configuration that verified each token session. */
+  const skews = new WeakMap<Session, number>();
+
+  function report(result: string): void {
+    if (onJwtVerification === undefined) return;
+    try {
+      onJwtVerification.call(opts.hooks, result);
+    } catch (error) {
+      opts.logger.warn(`jwt-session: hooks.onJwtVerification threw: ${(error as Error)?.message ?? String(error)}`);
+    }
+  }
   const secretDigest = opts.adminSecret === undefined ? undefined : digest(opts.adminSecret);
   const roleHeader = `${opts.prefix}role`;
   const secretHeader = `${opts.prefix}admin-secret`;
@@ -75,21 +92,25 @@ export function createSessionResolver(options: JwtSessionOptions): SessionResolv
     return { role, variables: headerVariables(headers, role), isAdmin: false };
   }
 
-  async function tokenSession(token: string, headers: HeaderReader, jwt: TokenVerifier): Promise<Session> {
+  async function tokenSession(found: FoundToken, headers: HeaderReader, jwt: JwtVerifiers): Promise<Session> {
     let claims;
     let exp;
+    let skew;
     try {
-      const verified = await jwt.verify(token);
+      const { verified, config } = await jwt.verify(found);
       if (verified.claims instanceof JwtClaimsError) throw verified.claims;
       claims = verified.claims;
       exp = verified.exp;
+      skew = config.allowedSkew;
     } catch (error) {
       if (error instanceof JwtVerificationError || error instanceof JwtClaimsError) {
         opts.logger.debug(`jwt-session: rejected a token: ${error.message}`);
+        report(resultName(error));
         throw sessionErrorFromToken(error);
       }
       throw error;
     }
+    report('ok');
     const role = headers.get(roleHeader)?.trim() || claims.defaultRole;
     if (!claims.allowedRoles.includes(role)) throw roleNotAllowed();
     const session: Session = {
@@ -98,15 +119,16 @@ export function createSessionResolver(options: JwtSessionOptions): SessionResolv
       isAdmin: role === 'admin',
     };
     if (exp !== undefined) session.expiresAt = new Date(exp * 1000);
+    skews.set(session, skew);
     return session;
   }
 
   async function resolve(input: HeadersInput): Promise<Session> {
     const headers = headerReader(input);
-    if (verifier !== undefined && opts.jwt !== undefined) {
+    if (verifier !== undefined) {
       // A token is enforced even when an admin secret is sent too: the secret cannot override it.
-      const token = readToken(headers, opts.jwt.header);
-      if (token !== undefined) return tokenSession(token, headers, verifier);
+      const found = verifier.readToken(headers);
+      if (found !== undefined) return tokenSession(found, headers, verifier);
     }
     const presented = headers.get(secretHeader);
     if (secretDigest === undefined) {
@@ -132,8 +154,20 @@ export function createSessionResolver(options: JwtSessionOptions): SessionResolv
     resolve,
     dispose: () => verifier?.dispose(),
     ready: () => verifier?.ready() ?? Promise.resolve(),
-    allowedSkew: opts.jwt?.allowedSkew ?? 0,
+    allowedSkew: verifier?.maxAllowedSkew ?? 0,
+    allowedSkewOf: (session) => skews.get(session) ?? 0,
   };
+}
+
+/**
+ * The name a refused token is counted under: the reason without `JWSError` (`JWTExpired`,
+ * `JWSInvalidSignature`, `NoUsableKeys`, `CompactDecodeError`, …) or the claims error's code.
+ * Always one word of a fixed set: never a claim, a token or an issuer.
+ */
+function resultName(error: JwtVerificationError | JwtClaimsError): string {
+  if (error instanceof JwtClaimsError) return error.code;
+  const words = error.reason.split(' ');
+  return (words[0] === 'JWSError' ? words[1] : words[0]) ?? 'unknown';
 }
 
 function digest(value: string): Buffer {

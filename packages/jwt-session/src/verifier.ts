@@ -4,7 +4,7 @@ import { checkAudienceAndIssuer, checkTokenTimes, extractTokenClaims, type Token
 import type { JwtConfig } from './config.js';
 import { INVALID_SIGNATURE, JwtClaimsError, JwtVerificationError, NO_USABLE_KEYS } from './errors.js';
 import { RemoteKeySet } from './jwks.js';
-import { decodeJws, decodePayload, verifyJwsSignature } from './jws.js';
+import { decodeJws, decodePayload, verifyJwsSignature, type DecodedJws } from './jws.js';
 import type { Logger } from './options.js';
 
 /** A token whose signature, `aud` and `iss` held. Its times are re-checked on every use. */
@@ -23,6 +23,14 @@ export interface TokenVerifierOptions {
   fetch: typeof fetch;
   jwksFetchTimeoutMs: number;
   logger: Logger;
+  /** Called once per `jwk_url` fetch attempt. */
+  onJwksFetch?: (outcome: 'ok' | 'error') => void;
+}
+
+/** A token already split and its payload parsed (to read `iss` before choosing the verifier). */
+export interface DecodedToken {
+  readonly jws: DecodedJws;
+  readonly payload: Record<string, unknown>;
 }
 
 /** Verifies tokens against the configured key or JWKS, caching successes by the raw token. */
@@ -44,6 +52,7 @@ export class TokenVerifier {
         logger: options.logger,
         // A token verified by a key that was withdrawn must be verified again.
         onKeysChanged: () => this.#cache?.clear(),
+        ...(options.onJwksFetch !== undefined && { onFetch: options.onJwksFetch }),
       });
     }
   }
@@ -58,6 +67,16 @@ export class TokenVerifier {
     this.#cache?.clear();
   }
 
+  /** The configuration this verifier checks tokens against. */
+  get config(): JwtConfig {
+    return this.#config;
+  }
+
+  /** Whether `token` is in the verified-token cache (and not past its time there). */
+  holds(token: string): boolean {
+    return this.#cache?.has(token) ?? false;
+  }
+
   /** Tokens held by the verified-token cache right now (0 when the cache is off). */
   get cacheSize(): number {
     return this.#cache?.size ?? 0;
@@ -65,9 +84,10 @@ export class TokenVerifier {
 
   /**
    * Verifies `token`. Throws {@link JwtVerificationError} with the reason the client sees, e.g. `JWTExpired`.
-   * `nowMs` is read once per request so all time checks agree.
+   * `nowMs` is read once per request so all time checks agree. `decoded` is `token` already split
+   * and its payload parsed, when the caller had to read it first.
    */
-  async verify(token: string, nowMs = Date.now()): Promise<VerifiedToken> {
+  async verify(token: string, nowMs = Date.now(), decoded?: DecodedToken): Promise<VerifiedToken> {
     const skew = this.#config.allowedSkew;
     const nowSeconds = nowMs / 1000;
     const cached = this.#cache?.get(token);
@@ -76,14 +96,14 @@ export class TokenVerifier {
       checkTokenTimes(cached.payload, skew, nowSeconds);
       return cached;
     }
-    const jws = decodeJws(token);
+    const jws = decoded?.jws ?? decodeJws(token);
     const info = algorithmInfo(jws.alg);
     // `none`, and every algorithm we never verify, fail like a bad signature.
     if (info === undefined) throw new JwtVerificationError(INVALID_SIGNATURE);
     const keys = await this.#keysFor(jws.alg, info.family, jws.kid);
     if (!keys.some((key) => verifyJwsSignature(jws, key))) throw new JwtVerificationError(INVALID_SIGNATURE);
 
-    const payload = decodePayload(jws);
+    const payload = decoded?.payload ?? decodePayload(jws);
     checkTokenTimes(payload, skew, nowSeconds);
     checkAudienceAndIssuer(payload, this.#config);
     let claims: TokenClaims | JwtClaimsError;
