@@ -5,6 +5,8 @@ export type {
   ClientHeaders,
   ForwardedSession,
   Logger,
+  RemoteRequestEvent,
+  RemoteSchemaHooks,
   RemoteSchemaRegistryOptions,
 } from './options.js';
 export type {

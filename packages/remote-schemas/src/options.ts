@@ -23,6 +23,31 @@ export interface Logger {
   error(...args: unknown[]): void;
 }
 
+/** What a call to a remote for a client's query or mutation came to. */
+export interface RemoteRequestEvent {
+  /** The remote schema's name, as configured. */
+  remoteSchema: string;
+  /**
+   * `ok`: a GraphQL response without errors; `timeout`: no answer within the remote's
+   * `timeout_seconds`; `error`: anything else (the call failed, the answer was not a GraphQL
+   * response or was too large, or it carried errors).
+   */
+  outcome: 'ok' | 'error' | 'timeout';
+  /** From just before the request was sent to the answer read (or the failure). */
+  durationSeconds: number;
+}
+
+/** Callbacks for metrics; each is called synchronously and must not throw (a throw is logged). */
+export interface RemoteSchemaHooks {
+  /**
+   * After each HTTP call to a remote for a client operation (query or mutation; not introspection,
+   * not subscriptions), with the GraphQL context of the client's request.
+   */
+  onRemoteRequest?(event: RemoteRequestEvent, context: unknown): void;
+  /** After each schema swap (the registry committed a new live schema, retries included). */
+  onSchemaSwap?(): void;
+}
+
 export interface RemoteSchemaRegistryOptions {
   /**
    * The schema the remotes are stitched next to. Its resolvers are kept.
@@ -96,6 +121,8 @@ export interface RemoteSchemaRegistryOptions {
    * @default 1000
    */
   maxRoleSchemas?: number;
+  /** Callbacks for metrics (calls to remotes, schema swaps). */
+  hooks?: RemoteSchemaHooks;
 }
 
 export interface NormalizedOptions {
@@ -112,6 +139,7 @@ export interface NormalizedOptions {
   maxSubscriptionConnectionsPerRemote: number;
   enableRemoteSchemaPermissions: boolean;
   maxRoleSchemas: number;
+  hooks: RemoteSchemaHooks;
 }
 
 const noop = () => {};
@@ -199,5 +227,24 @@ export function normalizeOptions(options: RemoteSchemaRegistryOptions = {}): Nor
     ),
     enableRemoteSchemaPermissions: permissions ?? false,
     maxRoleSchemas: positiveInteger('maxRoleSchemas', options.maxRoleSchemas, 1000),
+    hooks: normalizeHooks(options.hooks),
   };
+}
+
+function normalizeHooks(hooks: RemoteSchemaHooks | undefined): RemoteSchemaHooks {
+  if (hooks === undefined) return {};
+  if (typeof hooks !== 'object' || hooks === null) {
+    throw new TypeError(`createRemoteSchemaRegistry: expected "hooks" to be an object, but got ${hooks === null ? 'null' : typeof hooks}`);
+  }
+  const normalized: RemoteSchemaHooks = {};
+  for (const name of ['onRemoteRequest', 'onSchemaSwap'] as const) {
+    const hook = hooks[name];
+    if (hook === undefined) continue;
+    if (typeof hook !== 'function') {
+      throw new TypeError(`createRemoteSchemaRegistry: expected "hooks.${name}" to be a function, but got ${typeof hook}`);
+    }
+  }
+  if (hooks.onRemoteRequest) normalized.onRemoteRequest = hooks.onRemoteRequest.bind(hooks);
+  if (hooks.onSchemaSwap) normalized.onSchemaSwap = hooks.onSchemaSwap.bind(hooks);
+  return normalized;
 }

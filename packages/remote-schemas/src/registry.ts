@@ -379,6 +379,11 @@ class Registry implements RemoteSchemaRegistry {
         this.#options.logger.error('remote schemas: a schema change listener failed:', error);
       }
     }
+    try {
+      this.#options.hooks.onSchemaSwap?.();
+    } catch (error) {
+      this.#options.logger.error('remote schemas: the onSchemaSwap hook failed:', error);
+    }
   }
 
   #scheduleRetries(state: State): void {

@@ -16,7 +16,7 @@ import { applyPresets } from './permissions/presets.js';
 import { roleSchemaInfo } from './permissions/role-schema.js';
 import { redactUrl, redactUrls } from './redact.js';
 import { SubscriptionPool } from './subscriptions.js';
-import type { Transport } from './transport.js';
+import { RemoteTimeoutError, type Transport } from './transport.js';
 
 export interface GraphQLRequestBody {
   query: string;
@@ -50,6 +50,11 @@ export function printCached(document: DocumentNode): string {
   }
   return text;
 }
+
+/** A call to a remote that failed (logged), answered with the `remote-schema-error` result. */
+const FAILED = Symbol('failed');
+/** A call to a remote that had no answer within `timeout_seconds`, answered as `FAILED`. */
+const TIMED_OUT = Symbol('timed out');
 
 /** The operations sent over HTTP; subscriptions go over graphql-ws. */
 export type HttpOperation = 'query' | 'mutation';
@@ -158,12 +163,27 @@ export class RemoteClient {
     };
   }
 
-  /** A query or mutation of the client request whose GraphQL context is `context`. */
+  /**
+   * A query or mutation of the client request whose GraphQL context is `context`; the call is
+   * reported to `hooks.onRemoteRequest` (a request answered without a call, e.g. refused for a
+   * missing session variable, is not).
+   */
   async send(request: RemoteRequest, context: unknown, operation: HttpOperation): Promise<ExecutionResult> {
     const session = this.#session(context);
     const body = this.#prepare(request, session);
     if (!('query' in body)) return body;
-    return this.post(body, this.#headers(session, context), operation, session?.isAdmin === true);
+    const admin = session?.isAdmin === true;
+    const onRemoteRequest = this.#options.hooks.onRemoteRequest;
+    if (onRemoteRequest === undefined) return this.post(body, this.#headers(session, context), operation, admin);
+    const started = performance.now();
+    const answer = await this.#exchange(body, this.#headers(session, context), operation);
+    const outcome = answer === TIMED_OUT ? 'timeout' : answer === FAILED || answer.errors?.length ? 'error' : 'ok';
+    try {
+      onRemoteRequest({ remoteSchema: this.name, outcome, durationSeconds: (performance.now() - started) / 1000 }, context);
+    } catch (error) {
+      this.#options.logger.error(`remote schema "${this.name}": the onRemoteRequest hook failed:`, error);
+    }
+    return typeof answer === 'symbol' ? { errors: [remoteCallError(admin ? this.adminUrl : this.publicUrl)] } : answer;
   }
 
   /** A subscription of the client request whose GraphQL context is `context`. */
@@ -181,6 +201,15 @@ export class RemoteClient {
    * without credentials for anyone else. Only a query may be sent twice (see `Transport`).
    */
   async post(body: GraphQLRequestBody, headers: Record<string, string>, operation: HttpOperation, admin: boolean): Promise<ExecutionResult> {
+    const answer = await this.#exchange(body, headers, operation);
+    return typeof answer === 'symbol' ? { errors: [remoteCallError(admin ? this.adminUrl : this.publicUrl)] } : answer;
+  }
+
+  /**
+   * The remote's GraphQL response, or why there is none: `TIMED_OUT` (no answer within
+   * `timeout_seconds`) or `FAILED` (any other failure, logged). Never rejects.
+   */
+  async #exchange(body: GraphQLRequestBody, headers: Record<string, string>, operation: HttpOperation): Promise<ExecutionResult | typeof FAILED | typeof TIMED_OUT> {
     const { url, timeoutMs } = this.definition;
     try {
       const response = await this.#transport(
@@ -197,8 +226,9 @@ export class RemoteClient {
       );
     } catch (error) {
       this.#options.logger.warn(`remote schema "${this.name}": request to "${this.publicUrl}" failed:`, describeError(error));
+      if (error instanceof RemoteTimeoutError) return TIMED_OUT;
     }
-    return { errors: [remoteCallError(admin ? this.adminUrl : this.publicUrl)] };
+    return FAILED;
   }
 
   /** The executor used by delegation (customized remotes, or operations that mix sources). */

@@ -33,6 +33,14 @@ export interface TransportLimits {
   maxSocketsPerRemote: number;
 }
 
+/** No answer within the call's `timeoutMs` (a remote's `timeout_seconds`). */
+export class RemoteTimeoutError extends Error {
+  override readonly name = 'RemoteTimeoutError';
+  constructor(timeoutMs: number) {
+    super(`no answer within ${timeoutMs} ms`);
+  }
+}
+
 export function responseTooLarge(maxBytes: number): Error {
   return new Error(`the answer is larger than ${maxBytes} bytes`);
 }
@@ -83,8 +91,14 @@ export function fetchTransport(fetchFn: typeof fetch, limits: Pick<TransportLimi
   const { maxResponseBytes } = limits;
   return {
     async post(url, headers, body, timeoutMs) {
-      const response = await fetchFn(url, { method: 'POST', headers: headerBytes(headers), body, signal: AbortSignal.timeout(timeoutMs) });
-      return { status: response.status, text: await readBounded(response, maxResponseBytes) };
+      try {
+        const response = await fetchFn(url, { method: 'POST', headers: headerBytes(headers), body, signal: AbortSignal.timeout(timeoutMs) });
+        return { status: response.status, text: await readBounded(response, maxResponseBytes) };
+      } catch (error) {
+        // The signal's abort (a `TimeoutError` DOMException), before or during the answer's body.
+        if ((error as { name?: unknown } | null)?.name === 'TimeoutError') throw new RemoteTimeoutError(timeoutMs);
+        throw error;
+      }
     },
     dispose() {},
   };
@@ -109,7 +123,7 @@ export function nodeTransport(limits: TransportLimits): DisposableTransport {
         headers: { ...headerBytes(headers), 'content-length': String(payload.length) },
       });
       const timer = setTimeout(() => {
-        request.destroy(new Error(`no answer within ${timeoutMs} ms`));
+        request.destroy(new RemoteTimeoutError(timeoutMs));
       }, timeoutMs);
       const fail = (error: Error) => {
         clearTimeout(timer);
