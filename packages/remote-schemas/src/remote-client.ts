@@ -144,7 +144,8 @@ export class RemoteClient {
       return { errors: [new GraphQLError('the request cannot be sent to the remote schema', { extensions: { code: 'unexpected', path: '$' } })] };
     }
     const access = role?.remotes.get(this.name);
-    let { document, variables } = request;
+    const { document } = request;
+    let { variables } = request;
     let text = request.text;
     if (role && !access) {
       return { errors: [new GraphQLError('the request cannot be sent to the remote schema', { extensions: { code: 'unexpected', path: '$' } })] };
@@ -152,8 +153,8 @@ export class RemoteClient {
     if (access?.grant.hasPresets) {
       const outcome = applyPresets({ document, variables }, access.schema, access.grant, session, this.#options.sessionVariablePrefix);
       if ('errors' in outcome) return { errors: outcome.errors };
-      if (outcome.documentChanged) text = undefined;
-      document = outcome.document;
+      // The rewritten text, printed from a template compiled once per document and grant.
+      if (outcome.text !== undefined) text = outcome.text;
       variables = outcome.variables;
     }
     return {

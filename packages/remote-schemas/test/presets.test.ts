@@ -127,6 +127,47 @@ describe('presets on the fast path', () => {
     });
   });
 
+  it('bind each request\'s own session values into a document compiled once, wherever they go', async () => {
+    const query = 'query Q($f: Filter = {name: "d"}) { a: echo(note: "n") scoped search(filter: $f) list }';
+    const answers = [];
+    // The same document for three sessions in turn, then the first again: no answer keeps another's value.
+    for (const [userId, tenantId, ids] of [['7', '3', '[1]'], ['8', '4', '[2, 3]'], ['-9', '5', '[]'], ['7', '3', '[1]']] as const) {
+      answers.push(await ask(query, undefined, user({ 'x-svc-user-id': userId, 'x-svc-tenant-id': tenantId, 'x-svc-ids': ids })));
+    }
+    expect(answers).toEqual(
+      [[7, '7', 3, [1]], [8, '8', 4, [2, 3]], [-9, '-9', 5, []], [7, '7', 3, [1]]].map(([userId, owner, tenant, ids]) => ({
+        a: { userId, note: 'n' },
+        scoped: { tenant: { id: tenant } },
+        search: { filter: { owner, name: 'd' } },
+        list: { ids },
+      })),
+    );
+    expect(sent().map((b) => b.query)).toEqual(
+      [[7, '7', 3, '[1]'], [8, '8', 4, '[2, 3]'], [-9, '-9', 5, '[]'], [7, '7', 3, '[1]']].map(
+        ([userId, owner, tenant, ids]) =>
+          `query Q($f: Filter = {name: "d", owner: "${owner}"}) {\n  a: echo(note: "n", userId: ${userId})\n  scoped(tenant: {id: ${tenant}})\n  search(filter: $f)\n  list(ids: ${ids})\n}`,
+      ),
+    );
+  });
+
+  it('add presets to a variable\'s default value whether or not the variable is given (the remote checks it)', async () => {
+    const query = 'query Q($f: Filter = {name: "d"}) { search(filter: $f) }';
+    expect(await ask(query, { f: { name: 'given' } })).toEqual({ search: { filter: { owner: '7', name: 'given' } } });
+    expect(await ask(query)).toEqual({ search: { filter: { owner: '7', name: 'd' } } });
+    expect(await ask(query, { f: { name: 'again' } }, user({ 'x-svc-user-id': '8' }))).toEqual({ search: { filter: { owner: '8', name: 'again' } } });
+    const printed = (owner: string) => `query Q($f: Filter = {name: "d", owner: "${owner}"}) {\n  search(filter: $f)\n}`;
+    expect(sent().map((b) => b.query)).toEqual([printed('7'), printed('7'), printed('8')]);
+    const missing = await gateway.post({ query }, user({ 'x-svc-user-id': undefined }));
+    expect(missing.body.errors[0].message).toBe('"x-svc-user-id" session variable expected, but not found');
+  });
+
+  it('send a session value that reads like GraphQL syntax as a string literal, escaped', async () => {
+    const tricky = 'a", userId: 1) { x } # \\" SVC_PRESET_0_x_0';
+    expect(await ask('{ search(filter: {name: "n"}) }', undefined, user({ 'x-svc-user-id': tricky }))).toEqual({
+      search: { filter: { owner: tricky, name: 'n' } },
+    });
+  });
+
   it('leave a document without presets as the client wrote it', async () => {
     const query = '{ items { id label } }';
     expect(await gateway.post({ query }, user())).toEqual({ status: 200, body: { data: { items: [{ id: '1', label: 'one' }] } } });

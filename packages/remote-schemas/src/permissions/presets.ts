@@ -10,6 +10,7 @@ import {
   isListType,
   isNonNullType,
   isScalarType,
+  print,
   typeFromAST,
   valueFromASTUntyped,
   visit,
@@ -22,6 +23,7 @@ import {
   type GraphQLInputType,
   type GraphQLSchema,
   type ObjectFieldNode,
+  type StringValueNode,
   type ValueNode,
   type VariableDefinitionNode,
 } from 'graphql';
@@ -95,10 +97,9 @@ export interface PresetRequest {
 
 export type PresetOutcome =
   | {
-      document: DocumentNode;
+      /** The text to send: `undefined` when the document travels as given (only variables may have changed). */
+      text: string | undefined;
       variables: Record<string, unknown> | null | undefined;
-      /** False when the document is the one given (only variables may have changed). */
-      documentChanged: boolean;
     }
   | { errors: GraphQLError[] };
 
@@ -110,6 +111,35 @@ class PresetError extends Error {
   }
 }
 
+/** A session preset in a compiled document: its literal is printed per request from the session. */
+interface Slot {
+  readonly preset: Preset;
+  readonly type: GraphQLInputType;
+  readonly where: string;
+}
+
+/**
+ * The presets of one grant compiled into one document: the printed, rewritten text cut at the
+ * places where a session value goes, and what each request must still do, in the order the
+ * rewrite meets it (so that the first missing or bad session variable is the one reported).
+ */
+interface CompiledPresets {
+  /** `undefined`: the document itself is unchanged. Else `pieces[i]`, slot `order[i]`, `pieces[i + 1]`, ... */
+  readonly pieces: readonly string[] | undefined;
+  readonly order: readonly number[];
+  /** Session presets (`slot`) and variables whose values get presets (`variable`), in the rewrite's order. */
+  readonly steps: ReadonlyArray<{ slot: Slot } | { variable: string; type: GraphQLInputType }>;
+}
+
+/**
+ * grant -> remote schema -> document -> its compiled rewrite (`null`: rewritten per request). A
+ * grant belongs to one registry, and with it to one session variable prefix.
+ */
+const compiled = new WeakMap<RoleGrant, WeakMap<GraphQLSchema, WeakMap<DocumentNode, CompiledPresets | null>>>();
+
+/** Marks the place of a session value in a printed document (an enum literal no client writes: checked). */
+let markerCount = 0;
+
 /**
  * Adds the presets of `grant` to a request for the remote: every preset argument of every field
  * selected (at any depth, fragments included), and every preset input field of every input object
@@ -118,6 +148,12 @@ class PresetError extends Error {
  * presets is left of its type for the role (then it is always sent). A preset replaces whatever the
  * request had in its place. A session variable that is missing or cannot be coerced to its target
  * type makes the whole call fail with `not-found` or `coercion-error`: nothing is sent.
+ *
+ * The rewrite of a document is compiled once per (document, grant, remote schema): the document
+ * is rewritten and printed with a marker where each session value goes. A request then only prints
+ * its session values into those places and adds presets to the values of its variables. A
+ * variable's default value gets presets whether or not the variable is given: the remote checks
+ * a default value even when it does not use it.
  */
 export function applyPresets(
   request: PresetRequest,
@@ -126,9 +162,11 @@ export function applyPresets(
   session: PresetSession | undefined,
   sessionVariablePrefix: string,
 ): PresetOutcome {
-  const resolver = new PresetResolver(remote, grant, session, sessionVariablePrefix);
   try {
-    return resolver.apply(request);
+    const compiledPresets = compiledFor(request, remote, grant, sessionVariablePrefix);
+    const resolver = new PresetResolver(remote, grant, session, sessionVariablePrefix);
+    if (compiledPresets === null) return resolver.apply(request);
+    return resolver.bind(compiledPresets, request.variables);
   } catch (error) {
     if (error instanceof PresetError) {
       return { errors: [new GraphQLError(error.message, { extensions: { code: error.code, path: '$' } })] };
@@ -137,12 +175,28 @@ export function applyPresets(
   }
 }
 
+function compiledFor(request: PresetRequest, remote: GraphQLSchema, grant: RoleGrant, prefix: string): CompiledPresets | null {
+  let bySchema = compiled.get(grant);
+  if (!bySchema) compiled.set(grant, (bySchema = new WeakMap()));
+  let byDocument = bySchema.get(remote);
+  if (!byDocument) bySchema.set(remote, (byDocument = new WeakMap()));
+  let result = byDocument.get(request.document);
+  if (result === undefined) {
+    result = new PresetResolver(remote, grant, undefined, prefix).compile(request.document);
+    byDocument.set(request.document, result);
+  }
+  return result;
+}
+
 class PresetResolver {
   readonly #remote: GraphQLSchema;
   readonly #grant: RoleGrant;
   readonly #shape: PresetShape;
   readonly #session: PresetSession | undefined;
   readonly #prefix: string;
+  /** While compiling: the session presets met, and where each request's variables get presets. */
+  #steps: Array<{ slot: Slot } | { variable: string; type: GraphQLInputType }> | undefined;
+  #marker = '';
 
   constructor(remote: GraphQLSchema, grant: RoleGrant, session: PresetSession | undefined, prefix: string) {
     this.#remote = remote;
@@ -152,21 +206,79 @@ class PresetResolver {
     this.#prefix = prefix;
   }
 
+  /**
+   * The rewrite of `request`'s document, with a marker instead of each session value; `null` when
+   * the printed text cannot be cut at the markers alone (the client wrote one).
+   */
+  compile(original: DocumentNode): CompiledPresets | null {
+    const steps: Array<{ slot: Slot } | { variable: string; type: GraphQLInputType }> = [];
+    this.#steps = steps;
+    this.#marker = `SVC_PRESET_${(markerCount++).toString(36)}_${Math.random().toString(36).slice(2, 10)}_`;
+    try {
+      const { document, changed } = this.#rewrite(original, undefined, true);
+      if (!changed) return { pieces: undefined, order: [], steps };
+      const text = print(document);
+      const pieces: string[] = [];
+      const order: number[] = [];
+      const pattern = new RegExp(`${this.#marker}(\\d+)`, 'g');
+      let last = 0;
+      for (const match of text.matchAll(pattern)) {
+        pieces.push(text.slice(last, match.index));
+        order.push(Number(match[1]));
+        last = match.index + match[0].length;
+      }
+      pieces.push(text.slice(last));
+      const slots = steps.filter((s) => 'slot' in s).length;
+      if (order.length !== slots || new Set(order).size !== slots) return null;
+      return { pieces, order, steps };
+    } finally {
+      this.#steps = undefined;
+    }
+  }
+
+  /** A request's text and variables from the compiled rewrite of its document. */
+  bind(compiledPresets: CompiledPresets, given: Readonly<Record<string, unknown>> | null | undefined): PresetOutcome {
+    let variables = given;
+    const texts: string[] = [];
+    for (const step of compiledPresets.steps) {
+      if ('slot' in step) {
+        const { preset, type, where } = step.slot;
+        texts.push(print(toAst(this.#sessionValue(preset, type, where)!.value, type)));
+      } else if (variables && Object.hasOwn(variables, step.variable)) {
+        variables = { ...variables, [step.variable]: this.#json(variables[step.variable], step.type) };
+      }
+    }
+    const { pieces, order } = compiledPresets;
+    if (!pieces) return { text: undefined, variables };
+    let text = pieces[0]!;
+    for (let i = 0; i < order.length; i++) text += texts[order[i]!]! + pieces[i + 1]!;
+    return { text, variables };
+  }
+
+  /** The rewrite done per request: a document whose printed text could not be cut at markers. */
   apply(request: PresetRequest): PresetOutcome {
-    let variables = request.variables;
+    const { document, changed, variables } = this.#rewrite(request.document, request.variables, false);
+    return { text: changed ? print(document) : undefined, variables };
+  }
+
+  #rewrite(
+    original: DocumentNode,
+    given: Readonly<Record<string, unknown>> | null | undefined,
+    compiling: boolean,
+  ): { document: DocumentNode; changed: boolean; variables: Readonly<Record<string, unknown>> | null | undefined } {
+    let variables = given;
     let changed = false;
     const typeInfo = new TypeInfo(this.#remote);
     const document = visit(
-      request.document,
+      original,
       visitWithTypeInfo(typeInfo, {
         VariableDefinition: (node: VariableDefinitionNode) => {
           const type = typeFromAST(this.#remote, node.type) as GraphQLInputType | undefined;
           if (!type || !this.#touches(type)) return undefined;
           const name = node.variable.name.value;
-          if (variables && Object.hasOwn(variables, name)) {
-            variables = { ...variables, [name]: this.#json(variables[name], type) };
-            return undefined;
-          }
+          if (compiling) this.#steps!.push({ variable: name, type });
+          else if (given && Object.hasOwn(given, name)) variables = { ...variables, [name]: this.#json(given[name], type) };
+          // Given or not: the remote checks the default value, which lacks the fields left to presets.
           if (!node.defaultValue) return undefined;
           changed = true;
           return { ...node, defaultValue: this.#ast(node.defaultValue, type) as ConstValueNode };
@@ -177,11 +289,11 @@ class PresetResolver {
           if (!parent || !field) return undefined;
           const typeGrant = this.#grant.types.get(parent.name);
           const fieldGrant = typeGrant && 'fields' in typeGrant && typeGrant.kind !== 'input' ? typeGrant.fields.get(field.name) : undefined;
-          const given = new Map((node.arguments ?? []).map((a) => [a.name.value, a]));
+          const written = new Map((node.arguments ?? []).map((a) => [a.name.value, a]));
           let args: ArgumentNode[] | undefined;
           for (const arg of field.args) {
             const preset = fieldGrant?.args.get(arg.name)?.preset;
-            const current = given.get(arg.name);
+            const current = written.get(arg.name);
             let value: ValueNode | undefined;
             if (preset) value = this.#presetAst(preset, arg.type, `${parent.name}.${field.name}(${arg.name}:)`);
             else if (current) value = this.#touches(arg.type) ? this.#ast(current.value, arg.type) : current.value;
@@ -199,7 +311,7 @@ class PresetResolver {
         },
       }),
     );
-    return { document: changed ? document : request.document, variables, documentChanged: changed };
+    return { document: changed ? document : original, changed, variables };
   }
 
   /** Whether a value of `type` may need presets. */
@@ -307,6 +419,11 @@ class PresetResolver {
   }
 
   #presetAst(preset: Preset, type: GraphQLInputType, where: string): ValueNode {
+    if (this.#steps && this.#namesSessionVariable(preset)) {
+      const index = this.#steps.filter((s) => 'slot' in s).length;
+      this.#steps.push({ slot: { preset, type, where } });
+      return { kind: Kind.ENUM, value: `${this.#marker}${index}` };
+    }
     const session = this.#sessionValue(preset, type, where);
     return session === undefined ? preset.value : toAst(session.value, type);
   }
@@ -316,11 +433,15 @@ class PresetResolver {
     return session === undefined ? valueFromASTUntyped(preset.value) : session.value;
   }
 
+  #namesSessionVariable(preset: Preset): boolean {
+    const { value } = preset;
+    return !preset.static && value.kind === Kind.STRING && value.value.toLowerCase().startsWith(this.#prefix);
+  }
+
   /** The coerced session value a preset names; `undefined` for a literal preset. */
   #sessionValue(preset: Preset, type: GraphQLInputType, where: string): { value: unknown } | undefined {
-    const { value } = preset;
-    if (preset.static || value.kind !== Kind.STRING || !value.value.toLowerCase().startsWith(this.#prefix)) return undefined;
-    const name = value.value.toLowerCase();
+    if (!this.#namesSessionVariable(preset)) return undefined;
+    const name = (preset.value as StringValueNode).value.toLowerCase();
     const text = this.#session?.variables[name] ?? (name === `${this.#prefix}role` ? this.#session?.role : undefined);
     if (text === undefined) throw new PresetError('not-found', `"${name}" session variable expected, but not found`);
     try {
