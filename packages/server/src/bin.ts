@@ -21,6 +21,11 @@ async function main(): Promise<void> {
       process.stdout.write(`${VERSION}\n`);
       return;
     }
+    if (parsed.command === 'import-hasura-metadata') {
+      const { runImportHasuraMetadata } = await import('./import-hasura.js');
+      process.exitCode = await runImportHasuraMetadata(parsed.path);
+      return;
+    }
     config = parsed.config;
   } catch (error) {
     if (error instanceof ConfigError) fatal(error.setting, error.message);

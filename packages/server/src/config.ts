@@ -100,9 +100,17 @@ export class ConfigError extends Error {
   }
 }
 
-export type CliCommand = { command: 'serve'; config: ServeConfig } | { command: 'help' } | { command: 'version' };
+export type CliCommand =
+  | { command: 'serve'; config: ServeConfig }
+  | { command: 'import-hasura-metadata'; path: string }
+  | { command: 'help' }
+  | { command: 'version' };
+
+/** `svc-graphql import-hasura-metadata PATH`: converts a Hasura metadata export (see import-hasura.ts). */
+export const IMPORT_HASURA_METADATA = 'import-hasura-metadata';
 
 export const USAGE = `Usage: svc-graphql [--database-url URL] serve [flags]
+       svc-graphql import-hasura-metadata PATH   (prints the remote schemas of a Hasura metadata export, the JSON or the metadata/ directory, as a document for replace_metadata)
 
 Flags (each also read from its environment variable; the flag wins):
   --server-host HOST                    SVC_GRAPHQL_SERVER_HOST          (default 127.0.0.1)
@@ -136,8 +144,12 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     if (arg === '--version') return { command: 'version' };
     if (!arg.startsWith('-')) {
       if (command !== undefined) throw new ConfigError(arg, `unexpected argument after "${command}"`);
+      if (arg === IMPORT_HASURA_METADATA) {
+        if (flags.size > 0) throw new ConfigError(IMPORT_HASURA_METADATA, 'takes no flags: svc-graphql import-hasura-metadata PATH');
+        return parseImportArguments(argv.slice(i + 1));
+      }
       if (arg !== 'serve' && arg !== 'help' && arg !== 'version') {
-        throw new ConfigError(arg, 'unknown command (expected "serve")');
+        throw new ConfigError(arg, 'unknown command (expected "serve" or "import-hasura-metadata")');
       }
       command = arg;
       continue;
@@ -266,6 +278,27 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     throw new ConfigError(sources.jwtSecret as string, JWT_NEEDS_ADMIN_SECRET);
   }
   return { command: 'serve', config };
+}
+
+/** The arguments after `import-hasura-metadata`: exactly one PATH (after `--` when it starts with `-`). */
+function parseImportArguments(rest: readonly string[]): CliCommand {
+  const paths: string[] = [];
+  let afterDashes = false;
+  for (const arg of rest) {
+    if (!afterDashes && arg === '--') {
+      afterDashes = true;
+    } else if (!afterDashes && (arg === '--help' || arg === '-h')) {
+      return { command: 'help' };
+    } else if (!afterDashes && arg.startsWith('-') && arg !== '-') {
+      throw new ConfigError(arg.split('=')[0] as string, 'unknown flag');
+    } else {
+      paths.push(arg);
+    }
+  }
+  if (paths.length !== 1 || paths[0] === '') {
+    throw new ConfigError(IMPORT_HASURA_METADATA, 'expects one PATH: svc-graphql import-hasura-metadata PATH');
+  }
+  return { command: IMPORT_HASURA_METADATA, path: paths[0] as string };
 }
 
 /** The setting's name as the user gave it, or its flag when it was defaulted. */

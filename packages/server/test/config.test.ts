@@ -123,7 +123,7 @@ describe('parseCommandLine', () => {
     ],
     [['serve', '--cors-domain', '*,https://a.example.com'], {}, '--cors-domain', '"*" cannot be combined with other origins'],
     [[], {}, 'serve', 'missing command; run `svc-graphql serve`'],
-    [['start'], {}, 'start', 'unknown command (expected "serve")'],
+    [['start'], {}, 'start', 'unknown command (expected "serve" or "import-hasura-metadata")'],
     [
       ['serve'],
       { SVC_GRAPHQL_JWT_SECRET: '{"type":"HS256","key":"0123456789abcdef0123456789abcdef"}' },
