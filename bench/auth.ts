@@ -4,16 +4,15 @@
 // checks every response. Cases are interleaved round by round so drift on a shared machine hits all
 // of them alike; each figure is the median over the rounds.
 import { createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import { SignJWT } from 'jose';
 import { cpuMicros, startChild, type ChildServer } from './lib/child.js';
 import { readConfig, warmupFor } from './lib/config.js';
 import { describeFailures, graphqlData, runLoad, type LoadResult } from './lib/load.js';
 import { header, progress, targets, type Target } from './lib/report.js';
 import { createHelloYoga } from './lib/hello-server.js';
+import { mintPool, mintUserToken } from './lib/jwt.js';
 import { formatTable, median, round } from './lib/table.js';
 
 const config = readConfig();
-const CLAIMS = 'https://svc-graphql.dev/jwt/claims';
 /** The plugin's default verified-token cache holds 10,000 entries (issue 2, section 2). */
 const CACHE_ENTRIES = 10_000;
 /**
@@ -47,25 +46,6 @@ function algorithms(): Algorithm[] {
   ];
 }
 
-function mint(alg: Algorithm, subject: string): Promise<string> {
-  return new SignJWT({ [CLAIMS]: { 'x-svc-allowed-roles': ['user'], 'x-svc-default-role': 'user' } })
-    .setProtectedHeader({ alg: alg.alg })
-    .setSubject(subject)
-    .setIssuedAt()
-    .setExpirationTime('3h')
-    .sign(alg.signingKey);
-}
-
-async function mintPool(alg: Algorithm, count: number): Promise<string[]> {
-  const tokens: string[] = [];
-  const batch = 500; // jose signs asynchronously; a batch keeps the thread pool busy
-  for (let i = 0; i < count; i += batch) {
-    const n = Math.min(batch, count - i);
-    tokens.push(...(await Promise.all(Array.from({ length: n }, (_, j) => mint(alg, `user-${i + j}`)))));
-  }
-  return tokens;
-}
-
 interface Case {
   readonly label: string;
   readonly kind: 'bare' | 'hit' | 'distinct';
@@ -97,8 +77,8 @@ progress(`minting ${POOL} distinct tokens per algorithm with jose (not measured)
 const pools = new Map<Algorithm['type'], { hit: string; distinct: string[] }>();
 for (const alg of algs) {
   const started = performance.now();
-  const distinct = await mintPool(alg, POOL);
-  pools.set(alg.type, { hit: await mint(alg, 'user-reused'), distinct });
+  const distinct = await mintPool(alg.signingKey, alg.alg, POOL);
+  pools.set(alg.type, { hit: await mintUserToken(alg.signingKey, alg.alg, 'user-reused'), distinct });
   progress(`  ${alg.type}: ${POOL} tokens in ${round((performance.now() - started) / 1000, 1)} s`);
 }
 

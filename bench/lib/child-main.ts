@@ -42,6 +42,7 @@ process.on('message', (raw: ParentMessage) => {
         external: mem.external,
         cpuUser: cpu.user,
         cpuSystem: cpu.system,
+        ...(server.requests && { requests: server.requests() }),
       },
     });
   } else if (raw.type === 'close') {

@@ -8,6 +8,8 @@ export interface ChildModule {
 export interface StartedServer {
   /** Base URL, e.g. http://127.0.0.1:41234 */
   readonly url: string;
+  /** Requests served so far, for servers that count them (the remotes: requests per operation). */
+  requests?(): number;
   close(): Promise<void>;
 }
 
@@ -19,6 +21,8 @@ export interface ProcessStats {
   /** process.cpuUsage() of the child, microseconds. */
   readonly cpuUser: number;
   readonly cpuSystem: number;
+  /** `StartedServer.requests()` when the server counts its requests. */
+  readonly requests?: number;
 }
 
 export type ParentRequest = { readonly type: 'stats'; readonly gc: boolean } | { readonly type: 'close' };

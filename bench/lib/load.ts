@@ -22,6 +22,8 @@ export interface LoadOptions {
   /** Called once per request with a run-wide counter (0, 1, 2, ...) across all connections. */
   readonly request: (index: number) => RequestSpec;
   readonly check?: ResponseCheck;
+  /** Requests per second over all connections (autocannon `overallRate`); absent = as fast as answered. */
+  readonly overallRate?: number;
   /** Stop as soon as this settles (then `duration` is only the upper bound). */
   readonly until?: Promise<unknown>;
 }
@@ -95,6 +97,7 @@ export async function runLoad(options: LoadOptions, firstIndex = 0): Promise<Loa
     pipelining: 1,
     duration: options.duration,
     timeout: 10,
+    ...(options.overallRate !== undefined && { overallRate: options.overallRate }),
     requests: [
       {
         method: 'POST',

@@ -13,6 +13,11 @@ export interface SvcServerOptions {
   readonly corsDomain?: string;
   /** `--enable-remote-schema-permissions` (bench permissions); off when absent. */
   readonly enableRemoteSchemaPermissions?: boolean;
+  /**
+   * `--disable-metrics` (bench proxy, metrics on vs off). Passed only when set: the benchmark first
+   * checks that `svc-graphql serve --help` lists the flag, so a server without it is never told.
+   */
+  readonly disableMetrics?: boolean;
 }
 
 export async function start(raw: unknown): Promise<StartedServer> {
@@ -24,6 +29,7 @@ export async function start(raw: unknown): Promise<StartedServer> {
     jwtSecret: options.jwtSecret,
     ...(options.corsDomain !== undefined && { corsDomain: options.corsDomain }),
     ...(options.enableRemoteSchemaPermissions !== undefined && { enableRemoteSchemaPermissions: options.enableRemoteSchemaPermissions }),
+    ...(options.disableMetrics === true && { disableMetrics: true }),
     // BENCH_SVC_LOG=warn shows why a remote call failed (the server logs it as a warning).
     logLevel: process.env['BENCH_SVC_LOG'] === 'warn' ? 'warn' : 'error',
   });
