@@ -11,7 +11,6 @@ export type MetadataErrorCode =
   | 'invalid-configuration'
   | 'invalid-params'
   | 'not-exists'
-  | 'not-supported'
   | 'parse-failed'
   | 'payload-too-large'
   | 'method-not-allowed'
@@ -28,7 +27,6 @@ const STATUS_BY_CODE: Record<MetadataErrorCode, number> = {
   'invalid-configuration': 400,
   'invalid-params': 400,
   'not-exists': 400,
-  'not-supported': 400,
   'parse-failed': 400,
   'payload-too-large': 413,
   'method-not-allowed': 405,
