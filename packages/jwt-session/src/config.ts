@@ -71,6 +71,14 @@ export function isJwtConfig(value: unknown): value is JwtConfig {
   return typeof value === 'object' && value !== null && parsedConfigs.has(value);
 }
 
+/**
+ * A JSON.parse error without the piece of input V8 quotes in some messages (`Unexpected token 'a',
+ * "abc…" is not valid JSON`): the input holds keys, and the message reaches logs.
+ */
+export function jsonErrorMessage(error: unknown): string {
+  return String((error as Error)?.message ?? error).replace(/".*"(\.\.\.)?/s, '…');
+}
+
 function fail(message: string): never {
   throw new JwtConfigError(message);
 }
@@ -107,7 +115,7 @@ export function parseJwtConfig(input: unknown, options: ParseJwtConfigOptions = 
     try {
       raw = JSON.parse(raw);
     } catch (error) {
-      fail(`invalid JSON: ${(error as Error).message}`);
+      fail(`invalid JSON: ${jsonErrorMessage(error)}`);
     }
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
@@ -164,7 +172,7 @@ export function parseJwtConfigs(input: unknown, options: ParseJwtConfigOptions =
     try {
       raw = JSON.parse(raw);
     } catch (error) {
-      fail(`invalid JSON: ${(error as Error).message}`);
+      fail(`invalid JSON: ${jsonErrorMessage(error)}`);
     }
   }
   if (!Array.isArray(raw)) fail(`expected a JSON array of JWT configurations, got ${kindOf(raw)}`);

@@ -1,4 +1,4 @@
-import { parseJwtConfig, parseJwtConfigs, type JwtConfig } from './config.js';
+import { jsonErrorMessage, parseJwtConfig, parseJwtConfigs, type JwtConfig } from './config.js';
 import { JwtConfigError } from './errors.js';
 
 /** Where diagnostics go; Yoga's logger fits. */
@@ -147,7 +147,7 @@ function parseJwtOption(jwt: unknown, prefix: string): JwtConfig | readonly JwtC
     try {
       value = JSON.parse(value);
     } catch (error) {
-      throw new JwtConfigError(`invalid JSON: ${(error as Error).message}`);
+      throw new JwtConfigError(`invalid JSON: ${jsonErrorMessage(error)}`);
     }
   }
   return Array.isArray(value)

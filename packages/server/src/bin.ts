@@ -57,6 +57,7 @@ async function main(): Promise<void> {
       wsReadCookie: config.wsReadCookie,
       ...(config.adminSecret !== undefined && { adminSecret: config.adminSecret }),
       ...(config.jwtSecret !== undefined && { jwtSecret: config.jwtSecret }),
+      ...(config.jwtSecrets !== undefined && { jwtSecrets: config.jwtSecrets }),
       ...(config.unauthorizedRole !== undefined && { unauthorizedRole: config.unauthorizedRole }),
     });
   } catch (error) {

@@ -7,8 +7,11 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import {
   createGraphqlWsSession,
   createSessionResolver,
+  parseJwtConfig,
+  parseJwtConfigs,
   sessionOfRequest,
   useJwtSession,
+  type JwtConfig,
   type Session,
   type SessionResolver,
 } from '@svc-graphql/jwt-session';
@@ -50,6 +53,12 @@ export interface ServerOptions {
   adminSecret?: string;
   /** The JWT configuration as JSON text or an object. Requires `adminSecret`. */
   jwtSecret?: string | object;
+  /**
+   * Several JWT configurations, one per token issuer (a list or its JSON text): a token is verified
+   * by the entry whose `issuer` is its `iss`, else by the entry without `issuer`. With `jwtSecret`
+   * too, that one comes first in the list. Requires `adminSecret`.
+   */
+  jwtSecrets?: string | readonly (string | object)[];
   /** Role of requests that bring neither a valid admin secret nor a token. */
   unauthorizedRole?: string;
   /** @default false */
@@ -126,6 +135,10 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
   if (options.jwtSecret !== undefined && options.adminSecret === undefined) {
     throw new ServerOptionError('jwtSecret', JWT_NEEDS_ADMIN_SECRET);
   }
+  if (options.jwtSecrets !== undefined && options.adminSecret === undefined) {
+    throw new ServerOptionError('jwtSecrets', JWT_NEEDS_ADMIN_SECRET);
+  }
+  const jwt = jwtOption(options);
   const limits = {
     maxRequestBodySize: positiveInteger('maxRequestBodySize', options.maxRequestBodySize, DEFAULT_LIMITS.maxRequestBodySize),
     maxQueryTokens: positiveInteger('maxQueryTokens', options.maxQueryTokens, DEFAULT_LIMITS.maxQueryTokens),
@@ -158,7 +171,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
   let resolver: SessionResolver;
   try {
     resolver = createSessionResolver({
-      ...(options.jwtSecret !== undefined && { jwt: options.jwtSecret }),
+      ...(jwt !== undefined && { jwt }),
       ...(options.adminSecret !== undefined && { adminSecret: options.adminSecret }),
       ...(options.unauthorizedRole !== undefined && { unauthorizedRole: options.unauthorizedRole }),
       logger,
@@ -519,6 +532,28 @@ function isServerMessage(data: unknown): boolean {
 
 function describeError(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/**
+ * The JWT configuration of the session: `jwtSecret` alone as one configuration, or `jwtSecrets` as
+ * one per issuer with `jwtSecret`, when given too, first. Errors name the setting at fault.
+ */
+function jwtOption(options: ServerOptions): JwtConfig | readonly JwtConfig[] | undefined {
+  let single: JwtConfig | undefined;
+  if (options.jwtSecret !== undefined) {
+    try {
+      single = parseJwtConfig(options.jwtSecret);
+    } catch (error) {
+      throw new ServerOptionError('jwtSecret', errorMessage(error), { cause: error });
+    }
+  }
+  if (options.jwtSecrets === undefined) return single;
+  try {
+    const list = parseJwtConfigs(options.jwtSecrets);
+    return single === undefined ? list : parseJwtConfigs([single, ...list]);
+  } catch (error) {
+    throw new ServerOptionError('jwtSecrets', errorMessage(error), { cause: error });
+  }
 }
 
 function errorMessage(error: unknown): string {
