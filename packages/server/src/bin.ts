@@ -55,6 +55,8 @@ async function main(): Promise<void> {
       corsDomain: config.corsDomain,
       disableCors: config.disableCors,
       wsReadCookie: config.wsReadCookie,
+      disableMetrics: config.disableMetrics,
+      ...(config.metricsSecret !== undefined && { metricsSecret: config.metricsSecret }),
       ...(config.adminSecret !== undefined && { adminSecret: config.adminSecret }),
       ...(config.jwtSecret !== undefined && { jwtSecret: config.jwtSecret }),
       ...(config.jwtSecrets !== undefined && { jwtSecrets: config.jwtSecrets }),

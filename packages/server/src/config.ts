@@ -29,6 +29,10 @@ export interface ServeConfig {
   corsDomain: string;
   disableCors: boolean;
   wsReadCookie: boolean;
+  /** `/v1/metrics` then asks for `Authorization: Bearer <metricsSecret>`. */
+  metricsSecret?: string;
+  /** No metrics kept; `/v1/metrics` answers 404. */
+  disableMetrics: boolean;
   /** Where each setting came from (`--flag` or `ENV_VAR`), so errors can name it. */
   sources: Partial<Record<SettingName, string>>;
 }
@@ -48,7 +52,9 @@ export type SettingName =
   | 'maxRemoteResponseSize'
   | 'corsDomain'
   | 'disableCors'
-  | 'wsReadCookie';
+  | 'wsReadCookie'
+  | 'metricsSecret'
+  | 'disableMetrics';
 
 interface Setting {
   name: SettingName;
@@ -79,6 +85,8 @@ const SETTINGS: readonly Setting[] = [
   { name: 'corsDomain', flag: '--cors-domain', env: 'SVC_GRAPHQL_CORS_DOMAIN' },
   { name: 'disableCors', flag: '--disable-cors', env: 'SVC_GRAPHQL_DISABLE_CORS', boolean: true },
   { name: 'wsReadCookie', flag: '--ws-read-cookie', env: 'SVC_GRAPHQL_WS_READ_COOKIE', boolean: true },
+  { name: 'metricsSecret', flag: '--metrics-secret', env: 'SVC_GRAPHQL_METRICS_SECRET' },
+  { name: 'disableMetrics', flag: '--disable-metrics', env: 'SVC_GRAPHQL_DISABLE_METRICS', boolean: true },
 ];
 
 /** Defaults of the limits (bytes, tokens). */
@@ -132,6 +140,9 @@ Flags (each also read from its environment variable; the flag wins):
   --cors-domain ORIGINS                 SVC_GRAPHQL_CORS_DOMAIN          (default *; comma-separated, https://*.example.com)
   --disable-cors                        SVC_GRAPHQL_DISABLE_CORS         (true/false)
   --ws-read-cookie                      SVC_GRAPHQL_WS_READ_COOKIE       (true/false)
+  --metrics-secret SECRET               SVC_GRAPHQL_METRICS_SECRET       (GET /v1/metrics asks for Authorization: Bearer SECRET;
+                                                                         without it: the admin secret, else open)
+  --disable-metrics                     SVC_GRAPHQL_DISABLE_METRICS      (true/false; no metrics kept, /v1/metrics is 404)
 `;
 
 /**
@@ -240,6 +251,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const enableRemoteSchemaPermissions = readBoolean('enableRemoteSchemaPermissions');
   const disableCors = readBoolean('disableCors');
   const wsReadCookie = readBoolean('wsReadCookie');
+  const disableMetrics = readBoolean('disableMetrics');
   const maxRequestBodySize = readPositiveInteger('maxRequestBodySize');
   const maxQueryTokens = readPositiveInteger('maxQueryTokens');
   const maxRemoteResponseSize = readPositiveInteger('maxRemoteResponseSize');
@@ -270,6 +282,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     corsDomain,
     disableCors,
     wsReadCookie,
+    disableMetrics,
     sources,
   };
   const adminSecret = read('adminSecret');
@@ -294,6 +307,8 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   }
   const unauthorizedRole = read('unauthorizedRole');
   if (unauthorizedRole !== undefined) config.unauthorizedRole = unauthorizedRole;
+  const metricsSecret = read('metricsSecret');
+  if (metricsSecret !== undefined) config.metricsSecret = metricsSecret;
 
   if (config.jwtSecret !== undefined && config.adminSecret === undefined) {
     throw new ConfigError(sources.jwtSecret as string, JWT_NEEDS_ADMIN_SECRET);

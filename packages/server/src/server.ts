@@ -36,6 +36,7 @@ import {
 import { createOriginPolicy, ownOrigins, useCors, type OriginPolicy } from './cors.js';
 import { boundedParserCaches, useOperationLimits, useRequestBodyLimit } from './limits.js';
 import { createLogger, type Logger } from './logger.js';
+import { countWebSocketRefusal, countWebSocketResult, ServerMetrics, useMetrics, useMetricsEndpoint } from './metrics.js';
 import { useServiceRoutes } from './routes.js';
 import { VERSION } from './version.js';
 
@@ -86,6 +87,13 @@ export interface ServerOptions {
   wsReadCookie?: boolean;
   /** Most operations running at once on one WebSocket connection. @default 100 */
   maxOperationsPerConnection?: number;
+  /**
+   * `GET /v1/metrics` then asks for `Authorization: Bearer <metricsSecret>`; without it, the admin
+   * secret header (when an admin secret is set), else it is open.
+   */
+  metricsSecret?: string;
+  /** No metrics kept, `/v1/metrics` answers 404. @default false */
+  disableMetrics?: boolean;
 }
 
 /** A listening svc-graphql server. */
@@ -167,6 +175,8 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
     throw new ServerOptionError('corsDomain', errorMessage(error), { cause: error });
   }
   const masking = createAdminErrorMasking();
+  if (options.metricsSecret === '') throw new ServerOptionError('metricsSecret', 'must not be empty');
+  const metrics = options.disableMetrics === true ? undefined : new ServerMetrics();
 
   let resolver: SessionResolver;
   try {
@@ -174,6 +184,12 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       ...(jwt !== undefined && { jwt }),
       ...(options.adminSecret !== undefined && { adminSecret: options.adminSecret }),
       ...(options.unauthorizedRole !== undefined && { unauthorizedRole: options.unauthorizedRole }),
+      ...(metrics && {
+        hooks: {
+          onJwtVerification: (result: string) => metrics.countJwtVerification(result),
+          onJwksFetch: (outcome: 'ok' | 'error') => metrics.countJwksFetch(outcome),
+        },
+      }),
       logger,
     });
   } catch (error) {
@@ -199,6 +215,12 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       maxResponseBytes: limits.maxRemoteResponseSize,
       getSession: sessionOfContext,
       enableRemoteSchemaPermissions: options.enableRemoteSchemaPermissions ?? false,
+      ...(metrics && {
+        hooks: {
+          onRemoteRequest: (event) => metrics.countRemoteRequest(event.remoteSchema, event.outcome, event.durationSeconds),
+          onSchemaSwap: () => metrics.countSchemaSwap(),
+        },
+      }),
     });
     cleanups.push(() => registry.dispose());
     const service = createMetadataService({
@@ -208,6 +230,10 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       logger,
     });
     cleanups.push(() => service.close());
+    metrics?.setMetadata({
+      inconsistentObjects: () => service.inconsistentObjects().length,
+      resourceVersion: () => service.resourceVersion(),
+    });
     try {
       await service.init();
     } catch (error) {
@@ -225,6 +251,8 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       maskedErrors: masking.maskedErrors,
       parserAndValidationCache: boundedParserCaches(),
       plugins: [
+        // First: counts requests that a later plugin answers in onRequest (401, 413).
+        ...(metrics ? [useMetrics(metrics, GRAPHQL_PATH)] : []),
         useCors(origins),
         useServiceRoutes({
           version: VERSION,
@@ -235,6 +263,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
                 ? 'OK'
                 : 'WARN: inconsistent metadata',
         }),
+        ...(metrics ? [useMetricsEndpoint(metrics, { metricsSecret: options.metricsSecret, adminSecret: options.adminSecret })] : []),
         useMetadataApi({
           service,
           registry,
@@ -278,6 +307,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
           logger.debug('WebSocket closed for a protocol error of the client:', describeError(args[0]));
           return true;
         };
+        metrics?.trackWebSocket(ws);
         wsServer.emit('connection', ws, request);
       });
     });
@@ -297,11 +327,12 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         },
         onConnect: (ctx) => wsSession.onConnect(ctx),
         onClose: (ctx) => wsSession.onClose(ctx),
-        execute: (args) => failAlone(() => (args.rootValue as EnvelopedRoot).execute(args), logger),
-        subscribe: (args) => failAlone(() => (args.rootValue as EnvelopedRoot).subscribe(args), logger),
+        execute: (args) => countWebSocketResult(metrics, args, failAlone(() => (args.rootValue as EnvelopedRoot).execute(args), logger)),
+        subscribe: (args) => countWebSocketResult(metrics, args, failAlone(() => (args.rootValue as EnvelopedRoot).subscribe(args), logger)),
         onSubscribe: async (ctx, id, payload) => {
           // `ctx.subscriptions` holds this connection's operations in flight, this one's id included.
           if (Object.keys(ctx.subscriptions).filter((key) => key !== id).length >= maxOperationsPerConnection) {
+            countWebSocketRefusal(metrics, undefined, undefined);
             return [
               new GraphQLError(`too many operations at once on this connection (at most ${maxOperationsPerConnection})`, {
                 extensions: { code: 'validation-failed', path: '$' },
@@ -343,6 +374,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
           } catch (error) {
             // A syntax error (or an operation refused before parsing) fails this operation only,
             // not the whole connection.
+            countWebSocketRefusal(metrics, undefined, undefined);
             if (error instanceof GraphQLError) return [error];
             throw error;
           }
@@ -352,10 +384,14 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
           } catch (error) {
             // graphql-js 16 throws from a rule or two (a subscription root field under @skip whose
             // argument is a variable) instead of reporting: fail this operation, not the connection.
+            countWebSocketRefusal(metrics, document, payload.operationName);
             if (error instanceof GraphQLError) return [error];
             throw error;
           }
-          if (errors.length > 0) return errors;
+          if (errors.length > 0) {
+            countWebSocketRefusal(metrics, document, payload.operationName);
+            return errors;
+          }
           const args: ExecutionArgs = {
             schema,
             document,
