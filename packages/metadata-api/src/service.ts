@@ -5,6 +5,7 @@ import { OPERATIONS, type Draft, type OperationContext } from './operations.js';
 import { consoleLogger, DEFAULT_CONFLICT_RETRY_TIMEOUT_MS, type MetadataServiceOptions } from './service-options.js';
 import { parseMetadataRequest, type OperationType } from './request.js';
 import { createSerialQueue } from './store.js';
+import { tracedMetadataRequest } from './tracing.js';
 import { validateDocument } from './validation.js';
 
 /** A metadata API answer: the HTTP status and the JSON body. */
@@ -277,7 +278,10 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
         unwatch = store.watch?.(requestReload);
       }),
 
-    handle: (body) => (isReadOnly(body) ? answer(() => execute(body, newDraft())) : serial(() => answer(() => apply(body)))),
+    handle: (body) =>
+      tracedMetadataRequest(body, () =>
+        isReadOnly(body) ? answer(() => execute(body, newDraft())) : serial(() => answer(() => apply(body))),
+      ),
 
     inconsistentObjects: liveInconsistencies,
     isConsistent: () => liveInconsistencies().length === 0,

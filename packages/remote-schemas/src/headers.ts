@@ -18,6 +18,11 @@ const NOT_FORWARDED = new Set([
   'trailers',
   'transfer-encoding',
   'upgrade',
+  // The server's own request id and trace context are sent instead (the client's trace is
+  // continued, not copied; its request id is checked before it is used).
+  'x-request-id',
+  'traceparent',
+  'tracestate',
 ]);
 
 export interface HeaderPolicy {

@@ -80,6 +80,14 @@ export interface RemoteSchemaRegistryOptions {
    * @default (context) => context.request?.headers (Yoga's Fetch Request)
    */
   getClientHeaders?: (context: unknown) => ClientHeaders | undefined;
+  /**
+   * Reads the request id from the GraphQL context: sent to remotes as `x-request-id` (HTTP calls,
+   * and the `connection_init` headers of the graphql-ws connection a subscription opens). A
+   * client's own `x-request-id` header is never forwarded as it is, even with
+   * `forward_client_headers`: the id this returns (the server's checked one) is sent instead.
+   * @default (context) => context.requestId, when it is a string
+   */
+  getRequestId?: (context: unknown) => string | undefined;
   /** Never forwarded to a remote, whatever the configuration. @default 'x-svc-admin-secret' */
   adminSecretHeader?: string;
   /**
@@ -133,6 +141,7 @@ export interface NormalizedOptions {
   sessionVariablePrefix: string;
   getSession: (context: unknown) => ForwardedSession | undefined;
   getClientHeaders: (context: unknown) => ClientHeaders | undefined;
+  getRequestId: (context: unknown) => string | undefined;
   adminSecretHeader: string;
   maxResponseBytes: number;
   maxSocketsPerRemote: number;
@@ -171,6 +180,11 @@ function defaultGetSession(context: unknown): ForwardedSession | undefined {
 function defaultGetClientHeaders(context: unknown): ClientHeaders | undefined {
   const headers = property(property(context, 'request'), 'headers');
   return headers && typeof headers === 'object' ? (headers as ClientHeaders) : undefined;
+}
+
+function defaultGetRequestId(context: unknown): string | undefined {
+  const id = property(context, 'requestId');
+  return typeof id === 'string' ? id : undefined;
 }
 
 function positive(name: string, value: unknown, fallback: number): number {
@@ -217,6 +231,7 @@ export function normalizeOptions(options: RemoteSchemaRegistryOptions = {}): Nor
     sessionVariablePrefix: prefix,
     getSession: options.getSession ?? defaultGetSession,
     getClientHeaders: options.getClientHeaders ?? defaultGetClientHeaders,
+    getRequestId: options.getRequestId ?? defaultGetRequestId,
     adminSecretHeader: (options.adminSecretHeader ?? `${prefix}admin-secret`).toLowerCase(),
     maxResponseBytes: positiveInteger('maxResponseBytes', options.maxResponseBytes, 64 * 1024 * 1024),
     maxSocketsPerRemote: positiveInteger('maxSocketsPerRemote', options.maxSocketsPerRemote, 128),

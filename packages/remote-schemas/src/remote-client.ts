@@ -17,6 +17,7 @@ import { roleSchemaInfo } from './permissions/role-schema.js';
 import { redactUrl, redactUrls } from './redact.js';
 import { SubscriptionPool } from './subscriptions.js';
 import { RemoteTimeoutError, type Transport } from './transport.js';
+import { endRemoteSpan, startRemoteSpan } from './tracing.js';
 
 export interface GraphQLRequestBody {
   query: string;
@@ -113,7 +114,7 @@ export class RemoteClient {
 
   /** The headers a request with `session` in `context` sends to this remote. */
   #headers(session: ForwardedSession | undefined, context: unknown): Record<string, string> {
-    return forwardedHeaders(
+    const headers = forwardedHeaders(
       {
         configured: configuredHeaders(this.definition),
         forwardClientHeaders: this.definition.forwardClientHeaders,
@@ -122,6 +123,10 @@ export class RemoteClient {
       },
       this.#policy,
     );
+    // The request's id (a header the remote schema's configuration sets keeps its value).
+    const requestId = context === undefined ? undefined : this.#options.getRequestId(context);
+    if (requestId !== undefined && headers['x-request-id'] === undefined) headers['x-request-id'] = requestId;
+    return headers;
   }
 
   #session(context: unknown): ForwardedSession | undefined {
@@ -212,20 +217,22 @@ export class RemoteClient {
    */
   async #exchange(body: GraphQLRequestBody, headers: Record<string, string>, operation: HttpOperation): Promise<ExecutionResult | typeof FAILED | typeof TIMED_OUT> {
     const { url, timeoutMs } = this.definition;
+    const sent = { accept: 'application/graphql-response+json, application/json', ...headers, 'content-type': 'application/json' };
+    // A CLIENT span (a no-op without an OpenTelemetry SDK) whose `traceparent` the remote receives.
+    const span = startRemoteSpan(this.name, url, sent);
     try {
-      const response = await this.#transport(
-        url,
-        { accept: 'application/graphql-response+json, application/json', ...headers, 'content-type': 'application/json' },
-        JSON.stringify(body),
-        timeoutMs,
-        operation === 'query',
-      );
+      const response = await this.#transport(url, sent, JSON.stringify(body), timeoutMs, operation === 'query');
       const json = parseGraphQLResponse(response.text, body.query);
-      if (json) return json;
+      if (json) {
+        endRemoteSpan(span, response.status);
+        return json;
+      }
+      endRemoteSpan(span, response.status, 'invalid_graphql_response');
       this.#options.logger.warn(
         `remote schema "${this.name}": answer from "${this.publicUrl}" is not a GraphQL response (status ${response.status})`,
       );
     } catch (error) {
+      endRemoteSpan(span, undefined, error instanceof Error ? error.name : 'error');
       this.#options.logger.warn(`remote schema "${this.name}": request to "${this.publicUrl}" failed:`, describeError(error));
       if (error instanceof RemoteTimeoutError) return TIMED_OUT;
     }

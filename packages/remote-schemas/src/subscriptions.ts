@@ -92,7 +92,13 @@ export class SubscriptionPool {
   }
 
   #acquire(headers: Record<string, string>): [string, PooledClient] | undefined {
-    const key = JSON.stringify(Object.entries(headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    // The request id differs from one request to the next: it does not choose the connection
+    // (one opened for a request carries that request's id in its `connection_init`).
+    const key = JSON.stringify(
+      Object.entries(headers)
+        .filter(([name]) => name !== 'x-request-id')
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    );
     let pooled = this.#clients.get(key);
     if (!pooled) {
       if (this.#clients.size >= this.#options.maxConnections) return undefined;

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { ConfigError, parseCommandLine, settingLabel, USAGE, type ServeConfig } from './config.js';
 import type { SvcGraphqlServer } from './server.js';
+import type { Tracing } from './tracing.js';
 import { VERSION } from './version.js';
 
 /** Exits with status 1 and one line naming the setting. */
@@ -37,10 +38,25 @@ async function main(): Promise<void> {
   const { createLogger } = await import('./logger.js');
   // Start-up lines are held until the server listens: a start that fails says so in one line.
   let held: string[] | undefined = [];
-  const logger = createLogger(config.logLevel, (line) => {
-    if (held) held.push(line);
-    else process.stderr.write(line);
-  });
+  const logger = createLogger(
+    config.logLevel,
+    (line) => {
+      if (held) held.push(line);
+      else process.stderr.write(line);
+    },
+    config.logFormat,
+  );
+  // OpenTelemetry's SDK is loaded only when traces are asked for (standard OTEL_* variables).
+  let tracing: Tracing | undefined;
+  if (process.env['OTEL_EXPORTER_OTLP_ENDPOINT'] || process.env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
+    const { startTracing } = await import('./tracing.js');
+    try {
+      tracing = startTracing(logger);
+    } catch (error) {
+      const variable = process.env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+      fatal(variable, error instanceof Error ? error.message : String(error));
+    }
+  }
   let server: SvcGraphqlServer;
   try {
     server = await createServer({
@@ -75,11 +91,15 @@ async function main(): Promise<void> {
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`${new Date().toISOString()} info received ${signal}\n`);
+    logger.info(`received ${signal}`);
     server.close().then(
-      () => process.exit(0),
+      // The spans still buffered are sent before the process ends.
+      async () => {
+        await tracing?.shutdown();
+        process.exit(0);
+      },
       (error: unknown) => {
-        process.stderr.write(`${new Date().toISOString()} error shutdown failed: ${String(error)}\n`);
+        logger.error(`shutdown failed: ${String(error)}`);
         process.exit(1);
       },
     );

@@ -11,6 +11,11 @@ export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
 const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug'];
 
+/** How log lines are written: `text` (`<ISO time> <level> <message>`) or `json` (one object a line). */
+export type LogFormat = 'text' | 'json';
+
+const LOG_FORMATS: readonly LogFormat[] = ['text', 'json'];
+
 /** The server's configuration, as read from flags and environment; nothing validated beyond syntax. */
 export interface ServeConfig {
   host: string;
@@ -23,6 +28,7 @@ export interface ServeConfig {
   unauthorizedRole?: string;
   enableRemoteSchemaPermissions: boolean;
   logLevel: LogLevel;
+  logFormat: LogFormat;
   maxRequestBodySize: number;
   maxQueryTokens: number;
   maxRemoteResponseSize: number;
@@ -47,6 +53,7 @@ export type SettingName =
   | 'unauthorizedRole'
   | 'enableRemoteSchemaPermissions'
   | 'logLevel'
+  | 'logFormat'
   | 'maxRequestBodySize'
   | 'maxQueryTokens'
   | 'maxRemoteResponseSize'
@@ -79,6 +86,7 @@ const SETTINGS: readonly Setting[] = [
     boolean: true,
   },
   { name: 'logLevel', flag: '--log-level', env: 'SVC_GRAPHQL_LOG_LEVEL' },
+  { name: 'logFormat', flag: '--log-format', env: 'SVC_GRAPHQL_LOG_FORMAT' },
   { name: 'maxRequestBodySize', flag: '--max-request-body-size', env: 'SVC_GRAPHQL_MAX_REQUEST_BODY_SIZE' },
   { name: 'maxQueryTokens', flag: '--max-query-tokens', env: 'SVC_GRAPHQL_MAX_QUERY_TOKENS' },
   { name: 'maxRemoteResponseSize', flag: '--max-remote-response-size', env: 'SVC_GRAPHQL_MAX_REMOTE_RESPONSE_SIZE' },
@@ -134,6 +142,7 @@ Flags (each also read from its environment variable; the flag wins):
   --unauthorized-role ROLE              SVC_GRAPHQL_UNAUTHORIZED_ROLE
   --enable-remote-schema-permissions    SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS (true/false)
   --log-level error|warn|info|debug     SVC_GRAPHQL_LOG_LEVEL            (default info)
+  --log-format text|json                SVC_GRAPHQL_LOG_FORMAT           (default text; json: one object a line)
   --max-request-body-size BYTES         SVC_GRAPHQL_MAX_REQUEST_BODY_SIZE (default 2097152; also one WebSocket message)
   --max-query-tokens N                  SVC_GRAPHQL_MAX_QUERY_TOKENS     (default 15000)
   --max-remote-response-size BYTES      SVC_GRAPHQL_MAX_REMOTE_RESPONSE_SIZE (default 67108864)
@@ -270,12 +279,21 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     );
   }
 
+  const logFormatText = read('logFormat') ?? 'text';
+  if (!LOG_FORMATS.includes(logFormatText as LogFormat)) {
+    throw new ConfigError(
+      sources.logFormat as string,
+      `expected one of ${LOG_FORMATS.join(', ')}, but got "${logFormatText}"`,
+    );
+  }
+
   const config: ServeConfig = {
     host,
     port,
     databaseUrl,
     enableRemoteSchemaPermissions,
     logLevel: logLevelText as LogLevel,
+    logFormat: logFormatText as LogFormat,
     maxRequestBodySize,
     maxQueryTokens,
     maxRemoteResponseSize,

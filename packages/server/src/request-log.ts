@@ -1,0 +1,216 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { getOperationAST, Kind, type DocumentNode } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { sessionOfRequest, type Session } from '@svc-graphql/jwt-session';
+import type { Logger, ServerLogger } from './logger.js';
+import { VERSION } from './version.js';
+
+/**
+ * Request ids, the `http-log` line and the server span of each HTTP request.
+ *
+ * Every response carries `x-request-id`: the client's own when it sent one of 1 to 128 printable
+ * ASCII characters, else a new UUID. GraphQL operations see it as `context.requestId` (remote
+ * schemas send it on to remotes). At `info`, one `http-log` entry per request once its response is
+ * done: id, method, path (without the query string), status, latency, operation type and name,
+ * role and the number of calls made to remotes. Nothing else of the request is logged: no header,
+ * no query string, no variable.
+ */
+
+const RECORD = Symbol('svc-graphql request');
+
+/** What one HTTP request (or one WebSocket upgrade) came to, filled in as it runs. */
+interface RequestRecord {
+  readonly id: string;
+  operationType: string | null;
+  operationName: string | null;
+  role: string | null;
+  remoteCalls: number;
+  /** The SERVER span of a `/v1/graphql` request (a no-op span without an OpenTelemetry SDK). */
+  span: Span | undefined;
+}
+
+type Tracked = IncomingMessage & { [RECORD]?: RequestRecord };
+
+const MAX_REQUEST_ID_LENGTH = 128;
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+/** The longest path written in a log line or a span (Node bounds the whole request line anyway). */
+const MAX_LOGGED_PATH = 1024;
+
+/** The client's `x-request-id` when it is 1 to 128 printable ASCII characters, else a new UUID. */
+export function requestIdFrom(header: string | string[] | undefined): string {
+  const value = Array.isArray(header) ? header.join(', ') : header;
+  return value !== undefined && value.length > 0 && value.length <= MAX_REQUEST_ID_LENGTH && PRINTABLE_ASCII.test(value)
+    ? value
+    : randomUUID();
+}
+
+/**
+ * Gives an HTTP request (or a WebSocket upgrade) its id and returns it. Idempotent: an upgrade
+ * and the handler see the same id.
+ */
+export function assignRequestId(request: IncomingMessage): string {
+  const tracked = request as Tracked;
+  tracked[RECORD] ??= {
+    id: requestIdFrom(request.headers['x-request-id']),
+    operationType: null,
+    operationName: null,
+    role: null,
+    remoteCalls: 0,
+    span: undefined,
+  };
+  return tracked[RECORD].id;
+}
+
+/** The record of the request whose GraphQL context (HTTP or graphql-ws) is `graphqlContext`. */
+function recordOf(graphqlContext: unknown): RequestRecord | undefined {
+  const req = (graphqlContext as { req?: unknown } | null | undefined)?.req;
+  return typeof req === 'object' && req !== null ? (req as Tracked)[RECORD] : undefined;
+}
+
+/** Counts one call to a remote for the request of `graphqlContext` (its `remote_calls`). */
+export function countRemoteCall(graphqlContext: unknown): void {
+  const record = recordOf(graphqlContext);
+  if (record) record.remoteCalls += 1;
+}
+
+export interface RequestTrackingOptions {
+  logger: Logger | ServerLogger;
+  /** Requests to this path get a SERVER span (and continue the client's `traceparent`). */
+  graphqlPath: string;
+  /** Requests to this path continue the client's `traceparent` (their operation spans are its children). */
+  metadataPath: string;
+}
+
+/**
+ * Wraps the Node request handler: id and `x-request-id` header first (so every answer has it,
+ * errors included), the span of a GraphQL request made active around the handler (every span
+ * started while it runs, the calls to remotes included, is its child), and the `http-log` entry
+ * once the response is done (or the connection closed).
+ */
+export function trackRequests(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  options: RequestTrackingOptions,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const { graphqlPath, metadataPath } = options;
+  const tracer = trace.getTracer('@svc-graphql/server', VERSION);
+  const log = httpLogWriter(options.logger);
+  return (req, res) => {
+    const started = performance.now();
+    const id = assignRequestId(req);
+    const record = (req as Tracked)[RECORD] as RequestRecord;
+    res.setHeader('x-request-id', id);
+    const path = pathOf(req.url);
+    res.once('close', () => {
+      const span = record.span;
+      if (span !== undefined) {
+        if (span.isRecording()) {
+          span.setAttribute('http.response.status_code', res.statusCode);
+          if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+        span.end();
+      }
+      log?.({
+        request_id: id,
+        method: req.method ?? '',
+        path,
+        status: res.statusCode,
+        latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
+        operation_type: record.operationType,
+        operation_name: record.operationName,
+        role: record.role,
+        remote_calls: record.remoteCalls,
+      });
+    });
+    if (path === graphqlPath) {
+      // Without an OpenTelemetry SDK these are the API's no-ops: no span is recorded.
+      const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+      const span = tracer.startSpan(`${req.method ?? 'GET'} ${graphqlPath}`, { kind: SpanKind.SERVER }, parent);
+      if (span.isRecording()) {
+        span.setAttribute('http.request.method', req.method ?? '');
+        span.setAttribute('url.path', path);
+        span.setAttribute('svc_graphql.request_id', id);
+      }
+      record.span = span;
+      context.with(trace.setSpan(parent, span), handler, undefined, req, res);
+    } else if (path === metadataPath) {
+      context.with(propagation.extract(ROOT_CONTEXT, req.headers), handler, undefined, req, res);
+    } else {
+      handler(req, res);
+    }
+  };
+}
+
+type HttpLogFields = {
+  request_id: string;
+  method: string;
+  path: string;
+  status: number;
+  latency_ms: number;
+  operation_type: string | null;
+  operation_name: string | null;
+  role: string | null;
+  remote_calls: number;
+};
+
+/** Writes `http-log` entries at `info`; `undefined` when the level leaves them out. */
+function httpLogWriter(logger: Logger | ServerLogger): ((fields: HttpLogFields) => void) | undefined {
+  if ('entry' in logger) {
+    if (!logger.enabled('info')) return undefined;
+    return (fields) => logger.entry('info', 'http-log', `${fields.method} ${fields.path} ${fields.status}`, fields);
+  }
+  // A logger given to createServer: the entry as an object after its type.
+  return (fields) => logger.info('http-log', { type: 'http-log', ...fields });
+}
+
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return '';
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  return path.length > MAX_LOGGED_PATH ? path.slice(0, MAX_LOGGED_PATH) : path;
+}
+
+/**
+ * Puts `context.requestId` in every GraphQL context (HTTP and graphql-ws), and notes the
+ * operation's type and name and the request's role for the `http-log` entry and the span.
+ */
+export function useRequestTracking(): Plugin {
+  return {
+    onContextBuilding({ context, extendContext }) {
+      const record = recordOf(context);
+      if (record) extendContext({ requestId: record.id } as Record<string, unknown>);
+    },
+    onParse({ context }) {
+      const record = recordOf(context);
+      if (!record) return undefined;
+      return ({ result }) => {
+        record.role = roleOf(context);
+        if (!isDocument(result)) return;
+        const operationName = (context as { params?: { operationName?: unknown } }).params?.operationName;
+        const operation = getOperationAST(result, typeof operationName === 'string' ? operationName : undefined);
+        if (!operation) return;
+        record.operationType = operation.operation;
+        record.operationName = operation.name?.value ?? null;
+        const span = record.span;
+        if (span?.isRecording()) {
+          span.setAttribute('graphql.operation.type', operation.operation);
+          if (operation.name) span.setAttribute('graphql.operation.name', operation.name.value);
+        }
+      };
+    },
+  };
+}
+
+function isDocument(value: unknown): value is DocumentNode {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === Kind.DOCUMENT;
+}
+
+/** The role of the request: its context's session, or the session the JWT plugin found for its request. */
+function roleOf(graphqlContext: unknown): string | null {
+  const holder = graphqlContext as { session?: Session; request?: unknown } | null | undefined;
+  const request = holder?.request;
+  const session =
+    holder?.session ?? (typeof request === 'object' && request !== null ? sessionOfRequest(request as Request) : undefined);
+  return session?.role ?? null;
+}

@@ -1,0 +1,341 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createClient } from 'graphql-ws';
+import { SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
+
+/**
+ * The real CLI with `--log-format json`: one http-log entry per request with exactly its fields,
+ * `x-request-id` in and out and on to remotes, and nothing secret in the whole log.
+ */
+
+const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+const BIN = join(ROOT, 'packages/server/src/bin.ts');
+const dir = mkdtempSync(join(tmpdir(), 'svc-graphql-logs-'));
+
+const KEY = 'logs-test-hs256-key-of-at-least-32-characters!';
+const ADMIN_SECRET = 'admin-secret-never-logged-5f1c';
+const COOKIE_VALUE = 'cookie-value-never-logged-9a7e';
+const VARIABLE_VALUE = 'variable-value-never-logged-3b2d';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const HTTP_LOG_KEYS = [
+  'latency_ms',
+  'level',
+  'method',
+  'msg',
+  'operation_name',
+  'operation_type',
+  'path',
+  'remote_calls',
+  'request_id',
+  'role',
+  'status',
+  'time',
+  'type',
+].sort();
+
+let remote: RunningRemote;
+let child: ChildProcessWithoutNullStreams;
+let url: string;
+let stdout = '';
+let stderr = '';
+let exited: Promise<number | null>;
+let token: string;
+
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('SVC_GRAPHQL_') && !key.startsWith('OTEL_')) env[key] = value;
+  }
+  return env;
+}
+
+beforeAll(async () => {
+  remote = await startSampleRemote();
+  token = await new SignJWT({
+    'https://svc-graphql.dev/jwt/claims': { 'x-svc-default-role': 'user', 'x-svc-allowed-roles': ['user'], 'x-svc-user-id': '7' },
+  })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + 600)
+    .sign(new TextEncoder().encode(KEY));
+  child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      BIN,
+      'serve',
+      '--server-port',
+      '0',
+      '--database-url',
+      `file:${join(dir, 'metadata.json')}`,
+      '--admin-secret',
+      ADMIN_SECRET,
+      '--jwt-secret',
+      JSON.stringify({ type: 'HS256', key: KEY }),
+      '--log-format',
+      'json',
+      // Every line the server can write at all is searched for secrets below.
+      '--log-level',
+      'debug',
+    ],
+    { cwd: ROOT, env: cleanEnv() },
+  );
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  exited = new Promise((done) => child.on('exit', done));
+  url = await new Promise<string>((done, fail) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = /^svc-graphql listening on (http:\/\/\S+)$/m.exec(stdout);
+      if (match) done(match[1] as string);
+    });
+    child.on('exit', (code) => fail(new Error(`exited with ${code}: ${stderr}`)));
+  });
+}, 60_000);
+
+afterAll(async () => {
+  if (child.exitCode === null) child.kill('SIGKILL');
+  await remote?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** One request over node:http, so that any header value (a tab, a Latin-1 byte) goes out as it is. */
+function send(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((done, fail) => {
+    const req = httpRequest(`${url}${path}`, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => done({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      res.on('error', fail);
+    });
+    req.on('error', fail);
+    req.end(body);
+  });
+}
+
+const graphql = (body: unknown, headers: Record<string, string> = {}) =>
+  send('POST', '/v1/graphql', { 'content-type': 'application/json', ...headers }, JSON.stringify(body));
+
+const GREET = { query: 'query Greet($name: String) { hello(name: $name) }', variables: { name: VARIABLE_VALUE }, operationName: 'Greet' };
+
+describe('logs and request ids (svc-graphql serve --log-format json)', () => {
+  it('writes one http-log entry per request with exactly its fields, echoes and forwards x-request-id, and never logs a secret', async () => {
+    const sent: Array<{ id: string; status: number; expect: Record<string, unknown> }> = [];
+    const record = (response: { status: number; headers: Record<string, string | string[] | undefined> }, expected: Record<string, unknown>) => {
+      const id = response.headers['x-request-id'];
+      expect(typeof id).toBe('string');
+      sent.push({ id: id as string, status: response.status, expect: expected });
+      return id as string;
+    };
+
+    const added = await send(
+      'POST',
+      '/v1/metadata',
+      { 'content-type': 'application/json', 'x-svc-admin-secret': ADMIN_SECRET },
+      JSON.stringify({
+        type: 'add_remote_schema',
+        args: { name: 'sample', definition: { url: remote.url, forward_client_headers: true } },
+      }),
+    );
+    expect(added.status).toBe(200);
+    record(added, { method: 'POST', path: '/v1/metadata', status: 200, operation_type: null, operation_name: null, role: null, remote_calls: 0 });
+
+    // A token, a cookie, a variable and the client's own request id.
+    remote.received.length = 0;
+    const greeted = await graphql(GREET, {
+      authorization: `Bearer ${token}`,
+      cookie: `session=${COOKIE_VALUE}`,
+      'x-request-id': 'client-request-id-42',
+    });
+    expect(JSON.parse(greeted.body)).toEqual({ data: { hello: `Hello, ${VARIABLE_VALUE}!` } });
+    expect(greeted.headers['x-request-id']).toBe('client-request-id-42');
+    record(greeted, {
+      method: 'POST',
+      path: '/v1/graphql',
+      status: 200,
+      operation_type: 'query',
+      operation_name: 'Greet',
+      role: 'user',
+      remote_calls: 1,
+    });
+    // The remote received the same id (and not a copy of some other header of the client's).
+    expect(remote.received).toHaveLength(1);
+    expect(remote.received[0]?.headers['x-request-id']).toBe('client-request-id-42');
+
+    // No id, one too long, one with a tab, one with a Latin-1 byte: a new UUID each time, sent on.
+    for (const header of [undefined, 'x'.repeat(129), 'tab\there', 'caf\u00e9']) {
+      remote.received.length = 0;
+      const answered = await graphql(GREET, {
+        'x-svc-admin-secret': ADMIN_SECRET,
+        ...(header !== undefined && { 'x-request-id': header }),
+      });
+      expect(answered.status).toBe(200);
+      const id = record(answered, {
+        method: 'POST',
+        path: '/v1/graphql',
+        status: 200,
+        operation_type: 'query',
+        operation_name: 'Greet',
+        role: 'admin',
+        remote_calls: 1,
+      });
+      expect(id).toMatch(UUID);
+      expect(remote.received[0]?.headers['x-request-id']).toBe(id);
+    }
+    // Exactly 128 printable characters (a space among them) are the client's.
+    const longest = `${'a'.repeat(63)} ${'b'.repeat(64)}`;
+    const kept = await graphql(GREET, { 'x-svc-admin-secret': ADMIN_SECRET, 'x-request-id': longest });
+    expect(kept.headers['x-request-id']).toBe(longest);
+    record(kept, { method: 'POST', path: '/v1/graphql', status: 200, operation_type: 'query', operation_name: 'Greet', role: 'admin', remote_calls: 1 });
+
+    // A query over GET: the path is logged without its query string (which holds the variables).
+    const params = new URLSearchParams({ query: GREET.query, variables: JSON.stringify(GREET.variables), operationName: 'Greet' });
+    const viaGet = await send('GET', `/v1/graphql?${params.toString()}`, { authorization: `Bearer ${token}`, accept: 'application/json' });
+    expect(viaGet.status).toBe(200);
+    record(viaGet, { method: 'GET', path: '/v1/graphql', status: 200, operation_type: 'query', operation_name: 'Greet', role: 'user', remote_calls: 1 });
+
+    // A mutation of two root fields of no remote; an anonymous query answered locally.
+    const anonymous = await graphql({ query: '{ __typename }' }, { 'x-svc-admin-secret': ADMIN_SECRET });
+    record(anonymous, { method: 'POST', path: '/v1/graphql', status: 200, operation_type: 'query', operation_name: null, role: 'admin', remote_calls: 0 });
+
+    // Failures carry the id too: a bad token (401), a syntax error, a wrong admin secret, an unknown route.
+    const badToken = await graphql(GREET, { authorization: `Bearer ${token.slice(0, -4)}AAAA` });
+    expect(badToken.status).toBe(401);
+    record(badToken, { method: 'POST', path: '/v1/graphql', status: 401, operation_type: null, operation_name: null, role: null, remote_calls: 0 });
+    const syntax = await graphql({ query: 'query Broken {', variables: { name: VARIABLE_VALUE } }, { authorization: `Bearer ${token}` });
+    expect(syntax.status).toBe(200);
+    record(syntax, { method: 'POST', path: '/v1/graphql', status: 200, operation_type: null, operation_name: null, role: 'user', remote_calls: 0 });
+    const wrongSecret = await graphql(GREET, { 'x-svc-admin-secret': `${ADMIN_SECRET}-wrong` });
+    record(wrongSecret, {
+      method: 'POST',
+      path: '/v1/graphql',
+      status: wrongSecret.status,
+      operation_type: null,
+      operation_name: null,
+      role: null,
+      remote_calls: 0,
+    });
+    expect(wrongSecret.status).toBeGreaterThanOrEqual(400);
+    const missing = await send('GET', '/nowhere?token=abc', { cookie: `session=${COOKIE_VALUE}` });
+    expect(missing.status).toBe(404);
+    record(missing, { method: 'GET', path: '/nowhere', status: 404, operation_type: null, operation_name: null, role: null, remote_calls: 0 });
+    const health = await send('GET', '/healthz', {});
+    expect(health.body).toBe('OK');
+    record(health, { method: 'GET', path: '/healthz', status: 200, operation_type: null, operation_name: null, role: null, remote_calls: 0 });
+
+    // A subscription over graphql-ws: the upgrade's id reaches the remote in connection_init.
+    const wsUrl = `${url.replace(/^http/, 'ws')}/v1/graphql`;
+    const client = createClient({
+      url: wsUrl,
+      webSocketImpl: class extends WebSocket {
+        constructor(address: string | URL, protocols?: string | string[]) {
+          super(address, protocols, { headers: { 'x-request-id': 'ws-request-id-7' } });
+        }
+      },
+      connectionParams: { headers: { 'x-svc-admin-secret': ADMIN_SECRET } },
+      lazy: true,
+      retryAttempts: 0,
+    });
+    try {
+      const values: unknown[] = [];
+      for await (const result of client.iterate({ query: 'subscription { countdown(from: 1, intervalMs: 1) }' })) values.push(result);
+      expect(values).toEqual([{ data: { countdown: 1 } }, { data: { countdown: 0 } }]);
+    } finally {
+      await client.dispose();
+    }
+    expect(remote.connections.at(-1)?.headers['x-request-id']).toBe('ws-request-id-7');
+
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+
+    // Every line is one JSON object with level (a name), time (ISO 8601), type and msg.
+    const lines = stderr.split('\n').filter((line) => line !== '');
+    const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    for (const entry of entries) {
+      expect(['debug', 'info', 'warn', 'error']).toContain(entry['level']);
+      expect(entry['time']).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      expect(typeof entry['type']).toBe('string');
+      expect(typeof entry['msg']).toBe('string');
+    }
+    expect(entries.some((entry) => entry['type'] === 'server' && String(entry['msg']).startsWith('serving GraphQL at'))).toBe(true);
+
+    // One http-log entry per HTTP request (the WebSocket upgrade is not one), in order, exact fields.
+    const httpLogs = entries.filter((entry) => entry['type'] === 'http-log');
+    expect(httpLogs).toHaveLength(sent.length);
+    for (const [index, entry] of httpLogs.entries()) {
+      const expected = sent[index]!;
+      expect(Object.keys(entry).sort()).toEqual(HTTP_LOG_KEYS);
+      expect(entry).toMatchObject({ level: 'info', request_id: expected.id, ...expected.expect });
+      expect(typeof entry['latency_ms']).toBe('number');
+      expect(entry['latency_ms'] as number).toBeGreaterThanOrEqual(0);
+    }
+
+    // Nothing secret anywhere: the token (or its signature), the admin secret, the cookie, a variable's value.
+    const everything = `${stdout}\n${stderr}`;
+    for (const secret of [token, token.split('.')[2] as string, ADMIN_SECRET, COOKIE_VALUE, VARIABLE_VALUE, KEY]) {
+      expect(everything).not.toContain(secret);
+    }
+  }, 60_000);
+});
+
+describe('text log format', () => {
+  it('is the default and writes the http-log entry as key=value', async () => {
+    const text = spawn(
+      process.execPath,
+      ['--import', 'tsx', BIN, 'serve', '--server-port', '0', '--database-url', `file:${join(dir, 'text.json')}`],
+      { cwd: ROOT, env: cleanEnv() },
+    );
+    let out = '';
+    let err = '';
+    text.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const done = new Promise((resolveExit) => text.on('exit', resolveExit));
+    const base = await new Promise<string>((resolveUrl, fail) => {
+      text.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const match = /^svc-graphql listening on (http:\/\/\S+)$/m.exec(out);
+        if (match) resolveUrl(match[1] as string);
+      });
+      text.on('exit', (code) => fail(new Error(`exited with ${code}: ${err}`)));
+    });
+    const answer = await fetch(`${base}/v1/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'text id' },
+      body: JSON.stringify({ query: 'query Q { no_queries_available }' }),
+    });
+    expect(answer.headers.get('x-request-id')).toBe('text id');
+    text.kill('SIGTERM');
+    expect(await done).toBe(0);
+    expect(err).toMatch(/^\S+Z info serving GraphQL at /m);
+    expect(err).toMatch(
+      /^\d{4}-\d{2}-\d{2}T\S+Z info http-log POST \/v1\/graphql 200 request_id="text id" method=POST path=\/v1\/graphql status=200 latency_ms=[\d.]+ operation_type=query operation_name=Q role=admin remote_calls=0$/m,
+    );
+  }, 60_000);
+
+  it('refuses an unknown format, naming the flag or the variable', async () => {
+    const run = (args: string[], env: NodeJS.ProcessEnv) =>
+      new Promise<{ code: number | null; err: string }>((done) => {
+        const bad = spawn(process.execPath, ['--import', 'tsx', BIN, 'serve', '--server-port', '0', ...args], { cwd: ROOT, env });
+        let err = '';
+        bad.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+        bad.on('exit', (code) => done({ code, err }));
+      });
+    const [flag, variable] = await Promise.all([
+      run(['--log-format', 'yaml'], cleanEnv()),
+      run([], { ...cleanEnv(), SVC_GRAPHQL_LOG_FORMAT: 'xml' }),
+    ]);
+    expect(flag).toEqual({ code: 1, err: 'Fatal error: --log-format: expected one of text, json, but got "yaml"\n' });
+    expect(variable).toEqual({ code: 1, err: 'Fatal error: SVC_GRAPHQL_LOG_FORMAT: expected one of text, json, but got "xml"\n' });
+  }, 60_000);
+});
