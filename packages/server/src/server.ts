@@ -29,13 +29,15 @@ import {
   DEFAULT_LIMITS,
   JWT_NEEDS_ADMIN_SECRET,
   parseDatabaseUrl,
+  type LogFormat,
   type LogLevel,
   type SettingName,
   type StoreLocation,
 } from './config.js';
 import { createOriginPolicy, ownOrigins, useCors, type OriginPolicy } from './cors.js';
 import { boundedParserCaches, useOperationLimits, useRequestBodyLimit } from './limits.js';
-import { createLogger, type Logger } from './logger.js';
+import { createLogger, type Logger, type ServerLogger } from './logger.js';
+import { assignRequestId, countRemoteCall, trackRequests, useRequestTracking } from './request-log.js';
 import { countWebSocketRefusal, countWebSocketResult, ServerMetrics, useMetrics, useMetricsEndpoint } from './metrics.js';
 import { useServiceRoutes } from './routes.js';
 import { VERSION } from './version.js';
@@ -67,6 +69,8 @@ export interface ServerOptions {
   /** @default 'info' */
   logLevel?: LogLevel;
   /** Replaces the stderr logger (`logLevel` is then ignored). */
+  /** `text` (`<ISO time> <level> <message>`) or `json` (one JSON object a line). @default 'text' */
+  logFormat?: LogFormat;
   logger?: Logger;
   /** How long `close()` lets in-flight requests finish. @default 10000 */
   shutdownTimeoutMs?: number;
@@ -135,7 +139,10 @@ const DEFAULT_MAX_OPERATIONS_PER_CONNECTION = 100;
  * configuration, before anything listens.
  */
 export async function createServer(options: ServerOptions = {}): Promise<SvcGraphqlServer> {
-  const logger = options.logger ?? createLogger(options.logLevel ?? 'info');
+  const logger = options.logger ?? createLogger(options.logLevel ?? 'info', undefined, options.logFormat ?? 'text');
+  // Only counted when the http-log entries that show them are written.
+  const { enabled } = logger as Partial<ServerLogger>;
+  const countsRemoteCalls = typeof enabled !== 'function' || enabled.call(logger, 'info');
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 8080;
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
@@ -215,10 +222,14 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       maxResponseBytes: limits.maxRemoteResponseSize,
       getSession: sessionOfContext,
       enableRemoteSchemaPermissions: options.enableRemoteSchemaPermissions ?? false,
-      ...(metrics && {
+      ...((metrics || countsRemoteCalls) && {
         hooks: {
-          onRemoteRequest: (event) => metrics.countRemoteRequest(event.remoteSchema, event.outcome, event.durationSeconds),
-          onSchemaSwap: () => metrics.countSchemaSwap(),
+          onRemoteRequest: (event, context) => {
+            // The `remote_calls` of the request's http-log entry.
+            if (countsRemoteCalls) countRemoteCall(context);
+            metrics?.countRemoteRequest(event.remoteSchema, event.outcome, event.durationSeconds);
+          },
+          ...(metrics && { onSchemaSwap: () => metrics.countSchemaSwap() }),
         },
       }),
     });
@@ -256,6 +267,8 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         useCors(origins),
         useServiceRoutes({
           version: VERSION,
+        // First: `context.requestId`, and the operation and role of the http-log entry.
+        useRequestTracking(),
           health: () =>
             !service.isStoreReachable()
               ? 'WARN: metadata store unreachable'
@@ -283,17 +296,23 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       ],
     });
 
-    const httpServer = createHttpServer(yoga);
+    // Every answer carries `x-request-id`; one http-log entry per request; the SERVER span of a
+    // GraphQL request is active while it runs.
+    const httpServer = createHttpServer(trackRequests(yoga, { logger, graphqlPath: GRAPHQL_PATH, metadataPath: '/v1/metadata' }));
     // Messages over the body limit close the socket with 1009 before they are buffered whole.
     const wsServer = new WebSocketServer({ noServer: true, path: GRAPHQL_PATH, maxPayload: limits.maxRequestBodySize });
     httpServer.on('upgrade', (request: IncomingMessage, socket, head) => {
       // A page of another origin must never act with its visitor's cookie (the browser sends it
       // with the upgrade whatever page opened the socket).
       if (!readsUpgradeCookie(request, origins, wsReadCookie)) delete request.headers.cookie;
+    // The 101 answer carries the connection's `x-request-id` too (printable ASCII: safe in a header).
+    wsServer.on('headers', (headers: string[], request: IncomingMessage) => headers.push(`x-request-id: ${assignRequestId(request)}`));
       // Refuses other paths and bad handshakes itself.
       wsServer.handleUpgrade(request, socket, head, (ws) => {
         // `ws` emits 'error' for what a client did wrong (a message over the limit, a bad frame)
         // and closes the socket itself (1009, 1002, …). graphql-ws would print each one to the
+      // The connection's id: `context.requestId` of its operations, and sent to remotes.
+      assignRequestId(request);
         // console as an internal error: a client could fill the server's logs at will.
         const emit = ws.emit.bind(ws);
         ws.emit = (event: string | symbol, ...args: unknown[]): boolean => {
