@@ -68,9 +68,9 @@ export interface ServerOptions {
   enableRemoteSchemaPermissions?: boolean;
   /** @default 'info' */
   logLevel?: LogLevel;
-  /** Replaces the stderr logger (`logLevel` is then ignored). */
   /** `text` (`<ISO time> <level> <message>`) or `json` (one JSON object a line). @default 'text' */
   logFormat?: LogFormat;
+  /** Replaces the stderr logger (`logLevel` is then ignored). */
   logger?: Logger;
   /** How long `close()` lets in-flight requests finish. @default 10000 */
   shutdownTimeoutMs?: number;
@@ -264,11 +264,11 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       plugins: [
         // First: counts requests that a later plugin answers in onRequest (401, 413).
         ...(metrics ? [useMetrics(metrics, GRAPHQL_PATH)] : []),
+        // First: `context.requestId`, and the operation and role of the http-log entry.
+        useRequestTracking(),
         useCors(origins),
         useServiceRoutes({
           version: VERSION,
-        // First: `context.requestId`, and the operation and role of the http-log entry.
-        useRequestTracking(),
           health: () =>
             !service.isStoreReachable()
               ? 'WARN: metadata store unreachable'
@@ -301,18 +301,18 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
     const httpServer = createHttpServer(trackRequests(yoga, { logger, graphqlPath: GRAPHQL_PATH, metadataPath: '/v1/metadata' }));
     // Messages over the body limit close the socket with 1009 before they are buffered whole.
     const wsServer = new WebSocketServer({ noServer: true, path: GRAPHQL_PATH, maxPayload: limits.maxRequestBodySize });
+    // The 101 answer carries the connection's `x-request-id` too (printable ASCII: safe in a header).
+    wsServer.on('headers', (headers: string[], request: IncomingMessage) => headers.push(`x-request-id: ${assignRequestId(request)}`));
     httpServer.on('upgrade', (request: IncomingMessage, socket, head) => {
       // A page of another origin must never act with its visitor's cookie (the browser sends it
       // with the upgrade whatever page opened the socket).
       if (!readsUpgradeCookie(request, origins, wsReadCookie)) delete request.headers.cookie;
-    // The 101 answer carries the connection's `x-request-id` too (printable ASCII: safe in a header).
-    wsServer.on('headers', (headers: string[], request: IncomingMessage) => headers.push(`x-request-id: ${assignRequestId(request)}`));
+      // The connection's id: `context.requestId` of its operations, and sent to remotes.
+      assignRequestId(request);
       // Refuses other paths and bad handshakes itself.
       wsServer.handleUpgrade(request, socket, head, (ws) => {
         // `ws` emits 'error' for what a client did wrong (a message over the limit, a bad frame)
         // and closes the socket itself (1009, 1002, …). graphql-ws would print each one to the
-      // The connection's id: `context.requestId` of its operations, and sent to remotes.
-      assignRequestId(request);
         // console as an internal error: a client could fill the server's logs at will.
         const emit = ws.emit.bind(ws);
         ws.emit = (event: string | symbol, ...args: unknown[]): boolean => {
