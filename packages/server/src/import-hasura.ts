@@ -428,7 +428,8 @@ class MetadataDirectoryReader {
     return this.read(file, []);
   }
 
-  private async read(file: string, chain: readonly string[]): Promise<unknown> {
+  /** `includedFrom`: the file whose `!include target` led here, blamed for a cycle or a way out. */
+  private async read(file: string, chain: readonly string[], includedFrom?: { shown: string; target: string }): Promise<unknown> {
     const shown = this.shown(file);
     let real: string;
     try {
@@ -437,10 +438,13 @@ class MetadataDirectoryReader {
       throw new ImportError(shown, systemReason(error));
     }
     // A symbolic link may lead out of the directory as well as `../`.
-    if (!isInside(this.root, real)) throw new ImportError(shown, 'points outside the metadata directory');
+    if (!isInside(this.root, real)) {
+      if (includedFrom === undefined) throw new ImportError(shown, 'points outside the metadata directory');
+      throw new ImportError(includedFrom.shown, `!include ${includedFrom.target} points outside the metadata directory`);
+    }
     if (chain.includes(real)) {
       const cycle = [...chain.slice(chain.indexOf(real)), real].map((entry) => relative(this.root, entry)).join(' -> ');
-      throw new ImportError(shown, `!include cycle: ${cycle}`);
+      throw new ImportError(includedFrom?.shown ?? shown, `!include cycle: ${cycle}`);
     }
     let info;
     try {
@@ -473,7 +477,7 @@ class MetadataDirectoryReader {
     let value: unknown;
     try {
       // `maxAliasCount` bounds the expansion of aliases ("billion laughs").
-      value = parseYaml(text, { customTags: [includeTag], maxAliasCount: 100, logLevel: 'silent' });
+      value = parseYaml(text, { customTags: [includeTag], maxAliasCount: 100, logLevel: 'error' });
     } catch (error) {
       if (error instanceof YAMLParseError) {
         const [line, column] = error.linePos?.[0] ? [error.linePos[0].line, error.linePos[0].col] : [];
@@ -497,7 +501,7 @@ class MetadataDirectoryReader {
       if (isAbsolute(target) || !isInside(this.root, file)) {
         throw new ImportError(shown, `!include ${target} points outside the metadata directory`);
       }
-      return this.read(file, chain);
+      return this.read(file, chain, { shown, target });
     }
     if (Array.isArray(value)) {
       const out: unknown[] = [];
