@@ -158,6 +158,7 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
       authorization: `Bearer ${token}`,
       cookie: `session=${COOKIE_VALUE}`,
       'x-request-id': 'client-request-id-42',
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
     });
     expect(JSON.parse(greeted.body)).toEqual({ data: { hello: `Hello, ${VARIABLE_VALUE}!` } });
     expect(greeted.headers['x-request-id']).toBe('client-request-id-42');
@@ -173,6 +174,10 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
     // The remote received the same id (and not a copy of some other header of the client's).
     expect(remote.received).toHaveLength(1);
     expect(remote.received[0]?.headers['x-request-id']).toBe('client-request-id-42');
+    // Forwarded client headers pass (the cookie), the client's trace context does not: without
+    // tracing there is no span of the server's to continue it with.
+    expect(remote.received[0]?.headers['cookie']).toBe(`session=${COOKIE_VALUE}`);
+    expect(remote.received[0]?.headers['traceparent']).toBeUndefined();
 
     // No id, one too long, one with a tab, one with a Latin-1 byte: a new UUID each time, sent on.
     for (const header of [undefined, 'x'.repeat(129), 'tab\there', 'caf\u00e9']) {
