@@ -14,9 +14,9 @@ import { parse as parseYaml, YAMLParseError, type ScalarTag } from 'yaml';
 
 /** Bounds on what one import reads. Real exports are far below them. */
 export interface ImportLimits {
-  /** Bytes of one file (the JSON export, or one YAML file of a directory). @default 16 MiB */
+  /** Bytes of one YAML file of a directory. @default 16 MiB */
   maxFileBytes: number;
-  /** Bytes of all YAML files of a directory together. @default 64 MiB */
+  /** Bytes of all YAML files of a directory together, and of the JSON export. @default 64 MiB */
   maxTotalBytes: number;
   /** YAML files read from a directory, includes counted once per `!include`. @default 20,000 */
   maxFiles: number;
@@ -597,17 +597,19 @@ export async function importHasuraMetadata(
   }
   if (info.isDirectory()) return readDirectory(absolute, path, limits);
   if (!info.isFile()) throw notMetadata(path, 'neither a file nor a directory');
+  // The JSON export is the whole metadata in one file: it has the directory's total bound.
+  const maxBytes = limits.maxTotalBytes;
   if (/\.ya?ml$/i.test(path)) {
     throw notMetadata(path, 'one YAML file (expected the JSON of export_metadata or the whole Hasura CLI metadata directory)');
   }
-  if (info.size > limits.maxFileBytes) throw new ImportError(path, `larger than ${String(limits.maxFileBytes)} bytes`);
+  if (info.size > maxBytes) throw new ImportError(path, `larger than ${String(maxBytes)} bytes`);
   let text: string;
   try {
     text = await readFile(absolute, 'utf8');
   } catch (error) {
     throw new ImportError(path, systemReason(error));
   }
-  if (Buffer.byteLength(text) > limits.maxFileBytes) throw new ImportError(path, `larger than ${String(limits.maxFileBytes)} bytes`);
+  if (Buffer.byteLength(text) > maxBytes) throw new ImportError(path, `larger than ${String(maxBytes)} bytes`);
   let value: unknown;
   try {
     value = JSON.parse(text.replace(/^\uFEFF/, ''));

@@ -334,7 +334,7 @@ describe('svc-graphql import-hasura-metadata: what it refuses', () => {
     await expect(importHasuraMetadata(deep, { limits: { maxFileBytes: 40 } })).rejects.toThrow(
       new ImportError(join(deep, 'databases/databases.yaml'), 'larger than 40 bytes'),
     );
-    await expect(importHasuraMetadata(EXPORT_JSON, { limits: { maxFileBytes: 1000 } })).rejects.toThrow(
+    await expect(importHasuraMetadata(EXPORT_JSON, { limits: { maxTotalBytes: 1000 } })).rejects.toThrow(
       new ImportError(EXPORT_JSON, 'larger than 1000 bytes'),
     );
     await expect(importHasuraMetadata(PROJECT, { limits: { maxTotalBytes: 1000 } })).rejects.toThrow(/bytes to read in the metadata directory$/);
