@@ -35,6 +35,7 @@ import {
   type StoreLocation,
 } from './config.js';
 import { createOriginPolicy, ownOrigins, useCors, type OriginPolicy } from './cors.js';
+import { graphiqlOptions, renderGraphiqlPage, useGraphiqlAssets } from './graphiql.js';
 import { boundedParserCaches, useOperationLimits, useRequestBodyLimit } from './limits.js';
 import { createLogger, type Logger, type ServerLogger } from './logger.js';
 import { assignRequestId, countRemoteCall, trackRequests, useRequestTracking } from './request-log.js';
@@ -255,7 +256,9 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       graphqlEndpoint: GRAPHQL_PATH,
       landingPage: false,
       logging: logger,
-      graphiql: { subscriptionsProtocol: 'WS' },
+      // The browser page: GraphiQL from the installed packages (no CDN), headers never stored.
+      graphiql: graphiqlOptions(),
+      renderGraphiQL: renderGraphiqlPage,
       // Our own CORS, body limit and error masking below (exact headers, answers and admin rule).
       cors: false,
       maxRequestBodySize: false,
@@ -267,6 +270,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         // First: `context.requestId`, and the operation and role of the http-log entry.
         useRequestTracking(),
         useCors(origins),
+        useGraphiqlAssets(GRAPHQL_PATH),
         useServiceRoutes({
           version: VERSION,
           health: () =>
