@@ -175,7 +175,7 @@ describe('GET /v1/metrics after known traffic', () => {
       jwtSecret: JSON.stringify({ jwk_url: jwksUrl, claims_namespace: NAMESPACE }),
       metricsSecret: METRICS_SECRET,
     });
-    await metadata(server, { type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url, timeout_seconds: 1.5 } } });
+    await metadata(server, { type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url, timeout_seconds: 2 } } });
     // A second remote that is gone: an inconsistent object, kept by allow_inconsistent_metadata.
     await metadata(server, {
       type: 'replace_metadata',
@@ -184,7 +184,7 @@ describe('GET /v1/metrics after known traffic', () => {
         metadata: {
           version: 3,
           remote_schemas: [
-            { name: 'sample', definition: { url: remote.url, timeout_seconds: 1.5 } },
+            { name: 'sample', definition: { url: remote.url, timeout_seconds: 2 } },
             { name: 'gone', definition: { url: 'http://127.0.0.1:9/graphql', timeout_seconds: 1 } },
           ],
         },
@@ -200,7 +200,7 @@ describe('GET /v1/metrics after known traffic', () => {
     expect(asUser.status).toBe(200);
     expect(asUser.body.errors).toBeUndefined();
     expect((await graphql(server, '{ boom }')).body.errors).toHaveLength(1);
-    expect((await graphql(server, '{ slow(ms: 4000) }')).body.errors).toHaveLength(1);
+    expect((await graphql(server, '{ slow(ms: 5000) }')).body.errors).toHaveLength(1);
     expect((await graphql(server, '{ nope }')).body.errors).toHaveLength(1);
     expect((await graphql(server, '{ hello ')).body.errors).toHaveLength(1);
     const added = await graphql(server, 'mutation { addMessage(input: { text: "hi" }) { id } }');
@@ -244,10 +244,13 @@ describe('GET /v1/metrics after known traffic', () => {
     expect(valueOf(samples, 'svc_graphql_execution_time_seconds_count', { operation_type: 'query' })).toBe(6);
     expect(valueOf(samples, 'svc_graphql_execution_time_seconds_count', { operation_type: 'mutation' })).toBe(1);
     expect(valueOf(samples, 'svc_graphql_execution_time_seconds_bucket', { operation_type: 'query', le: '+Inf' })).toBe(6);
-    // The timed-out query took at least the remote's timeout (1.5 s).
-    const fast = valueOf(samples, 'svc_graphql_execution_time_seconds_bucket', { operation_type: 'query', le: '0.25' });
-    expect(fast).toBeLessThanOrEqual(5);
-    expect(valueOf(samples, 'svc_graphql_execution_time_seconds_sum', { operation_type: 'query' })).toBeGreaterThanOrEqual(1.5);
+    // The timed-out query took at least the remote's timeout (2 s): it is in no bucket below 2.5 s.
+    expect(valueOf(samples, 'svc_graphql_execution_time_seconds_sum', { operation_type: 'query' })).toBeGreaterThanOrEqual(2);
+    expect(valueOf(samples, 'svc_graphql_execution_time_seconds_bucket', { operation_type: 'query', le: '1' })).toBeLessThanOrEqual(5);
+    // Buckets are cumulative.
+    const buckets = samples.filter((s) => s.name === 'svc_graphql_execution_time_seconds_bucket' && s.labels['operation_type'] === 'query');
+    expect(buckets.map((s) => s.labels['le'])).toEqual(['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '30', '60', '+Inf']);
+    for (let i = 1; i < buckets.length; i++) expect(buckets[i]!.value).toBeGreaterThanOrEqual(buckets[i - 1]!.value);
   });
 
   it('counts the calls to each remote by outcome, with their durations', () => {
@@ -257,7 +260,7 @@ describe('GET /v1/metrics after known traffic', () => {
       'outcome=timeout,remote_schema=sample': 1,
     });
     expect(valueOf(samples, 'svc_graphql_remote_request_duration_seconds_count', { remote_schema: 'sample' })).toBe(7);
-    expect(valueOf(samples, 'svc_graphql_remote_request_duration_seconds_sum', { remote_schema: 'sample' })).toBeGreaterThanOrEqual(1.5);
+    expect(valueOf(samples, 'svc_graphql_remote_request_duration_seconds_sum', { remote_schema: 'sample' })).toBeGreaterThanOrEqual(2);
   });
 
   it('counts token verifications by result and JWKS fetches', () => {
