@@ -73,8 +73,8 @@ export function renameHasuraPrefix(name: string): string {
 }
 
 /**
- * The kinds of Hasura metadata that are left out, in the order they are reported. `key` is where
- * the kind lives; settings objects (`config`) count 1 when they set anything.
+ * The kinds of Hasura metadata that are left out, in the order they are reported. The settings
+ * objects (the `… config` kinds) count 1 when they set anything.
  */
 export const SKIPPED_KINDS = [
   { id: 'sources', singular: 'source', plural: 'sources' },
@@ -136,7 +136,7 @@ export function convertHasuraMetadata(input: unknown, where: string): ImportResu
   if (isObject(metadata) && isObject(metadata['metadata']) && typeof metadata['resource_version'] === 'number') {
     metadata = metadata['metadata'];
   }
-  if (!isObject(metadata)) throw notMetadata(where, 'expected a JSON object');
+  if (!isObject(metadata)) throw notMetadata(where, 'expected an object holding the whole metadata');
   const version = metadata['version'];
   if (version === undefined) {
     // Hasura 1.x exports carried no version: tables, functions and remote schemas at the top.
@@ -474,18 +474,7 @@ class MetadataDirectoryReader {
     if (Buffer.byteLength(text) > this.limits.maxFileBytes) {
       throw new ImportError(shown, `larger than ${String(this.limits.maxFileBytes)} bytes`);
     }
-    let value: unknown;
-    try {
-      // `maxAliasCount` bounds the expansion of aliases ("billion laughs").
-      value = parseYaml(text, { customTags: [includeTag], maxAliasCount: 100, logLevel: 'error' });
-    } catch (error) {
-      if (error instanceof YAMLParseError) {
-        const [line, column] = error.linePos?.[0] ? [error.linePos[0].line, error.linePos[0].col] : [];
-        const message = error.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? 'invalid YAML';
-        throw new ImportError(shown, `invalid YAML${line === undefined ? '' : ` at line ${String(line)}, column ${String(column)}`}: ${message}`);
-      }
-      throw new ImportError(shown, `invalid YAML: ${error instanceof Error ? error.message : String(error)}`);
-    }
+    const value = parseYamlText(text, shown, true);
     return this.resolveIncludes(value, dirname(file), shown, [...chain, real]);
   }
 
@@ -516,6 +505,22 @@ class MetadataDirectoryReader {
       return Object.fromEntries(entries);
     }
     return value;
+  }
+}
+
+/** One YAML document, errors with their position; `!include` read as a tag when `includes`. */
+function parseYamlText(text: string, shown: string, includes: boolean): unknown {
+  try {
+    // `maxAliasCount` bounds the expansion of aliases ("billion laughs"). `logLevel: 'error'`
+    // throws the first error ('silent' would drop errors and return what it could read).
+    return parseYaml(text, { ...(includes && { customTags: [includeTag] }), maxAliasCount: 100, logLevel: 'error' });
+  } catch (error) {
+    if (error instanceof YAMLParseError) {
+      const [line, column] = error.linePos?.[0] ? [error.linePos[0].line, error.linePos[0].col] : [];
+      const message = error.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? 'invalid YAML';
+      throw new ImportError(shown, `invalid YAML${line === undefined ? '' : ` at line ${String(line)}, column ${String(column)}`}: ${message}`);
+    }
+    throw new ImportError(shown, `invalid YAML: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
@@ -599,9 +604,6 @@ export async function importHasuraMetadata(
   if (!info.isFile()) throw notMetadata(path, 'neither a file nor a directory');
   // The JSON export is the whole metadata in one file: it has the directory's total bound.
   const maxBytes = limits.maxTotalBytes;
-  if (/\.ya?ml$/i.test(path)) {
-    throw notMetadata(path, 'one YAML file (expected the JSON of export_metadata or the whole Hasura CLI metadata directory)');
-  }
   if (info.size > maxBytes) throw new ImportError(path, `larger than ${String(maxBytes)} bytes`);
   let text: string;
   try {
@@ -610,6 +612,9 @@ export async function importHasuraMetadata(
     throw new ImportError(path, systemReason(error));
   }
   if (Buffer.byteLength(text) > maxBytes) throw new ImportError(path, `larger than ${String(maxBytes)} bytes`);
+  // `hasura metadata export --output yaml` prints the whole metadata as one YAML document; it has no
+  // `!include` (one is left as the string it is).
+  if (/\.ya?ml$/i.test(path)) return convertHasuraMetadata(parseYamlText(text, path, false), path);
   let value: unknown;
   try {
     value = JSON.parse(text.replace(/^\uFEFF/, ''));

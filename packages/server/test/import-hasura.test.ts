@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SignJWT } from 'jose';
+import { stringify as toYaml } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSampleRemote } from '@svc-graphql/sample-remotes';
 import { ImportError, importHasuraMetadata, renamePresetSessionVariables, runImportHasuraMetadata } from '../src/import-hasura.js';
@@ -199,13 +200,17 @@ describe('svc-graphql import-hasura-metadata: the JSON of export_metadata', () =
     // export_metadata with "version": 2 answers {resource_version, metadata}: the same document.
     const wrapped = join(dir, 'export-v2.json');
     writeFileSync(wrapped, JSON.stringify({ resource_version: 17, metadata: JSON.parse(readFileSync(EXPORT_JSON, 'utf8')) }));
-    const [plain, fromWrapped, fromScript] = await Promise.all([
+    // `hasura metadata export --output yaml` prints the same metadata as one YAML document.
+    const yamlExport = join(dir, 'metadata.yaml');
+    writeFileSync(yamlExport, toYaml(JSON.parse(readFileSync(EXPORT_JSON, 'utf8'))));
+    const [plain, fromWrapped, fromYaml, fromScript] = await Promise.all([
       cli(['import-hasura-metadata', EXPORT_JSON]),
       command(wrapped),
+      command(yamlExport),
       // The root script of a checkout, with a path relative to the checkout.
       pnpmScript(['import-hasura-metadata', 'packages/server/test/fixtures/hasura/export_metadata.json'], ROOT),
     ]);
-    for (const run of [plain, fromWrapped, fromScript]) {
+    for (const run of [plain, fromWrapped, fromYaml, fromScript]) {
       expect(run).toEqual({ code: 0, stdout: printed(EXPECTED_FROM_JSON), stderr: JSON_STDERR });
     }
   }, 120_000);
@@ -301,7 +306,7 @@ describe('svc-graphql import-hasura-metadata: what it refuses', () => {
       `Fatal error: ${join(cycle, 'databases/default/more.yaml')}: !include cycle: databases/default/tables.yaml -> databases/default/more.yaml -> databases/default/tables.yaml\n`,
       `Fatal error: ${join(wrongVersion, 'version.yaml')}: not Hasura metadata: expected "version: 3" (or 2)\n`,
       `Fatal error: ${notRemoteSchema}: not Hasura metadata: remote_schemas[0] is not a remote schema (expected "name" and "definition")\n`,
-      `Fatal error: ${join(PROJECT, 'metadata/remote_schemas.yaml')}: not Hasura metadata: one YAML file (expected the JSON of export_metadata or the whole Hasura CLI metadata directory)\n`,
+      `Fatal error: ${join(PROJECT, 'metadata/remote_schemas.yaml')}: not Hasura metadata: expected an object holding the whole metadata\n`,
       'Fatal error: import-hasura-metadata: expects one PATH: svc-graphql import-hasura-metadata PATH\n',
     ]);
   }, 120_000);
