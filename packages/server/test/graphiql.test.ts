@@ -76,7 +76,8 @@ describe('GET /v1/graphql from a browser', () => {
     for (const url of urls) expect(url).toMatch(/^\/v1\/graphiql\/[0-9a-f]{16}\/[a-z.]+$/);
     const options = JSON.parse(/id="graphiql-options">([^<]*)</.exec(html)?.[1] ?? '') as Record<string, unknown>;
     expect(options).toMatchObject({ title: 'svc-graphql', shouldPersistHeaders: false, isHeadersEditorEnabled: true });
-  });
+    // The first page view reads the 9 MB GraphiQL package.
+  }, 60_000);
 
   it('serves the page and its files without an admin secret, gzipped when asked, cacheable for good', async () => {
     const html = await (await openPage()).text();
@@ -111,7 +112,8 @@ describe('GET /v1/graphql from a browser', () => {
       expect({ file, status: response.status, type: response.headers.get('content-type') }).toEqual({ file, status: 200, type });
       expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(0);
     }
-  });
+    // Each file is gzipped on its first request.
+  }, 60_000);
 
   it('answers 404 for a file it does not have (or of another version) and 405 for other methods', async () => {
     const html = await (await openPage()).text();
@@ -167,6 +169,7 @@ describe('GraphiQL in a real browser (Chromium)', () => {
         const requested: string[] = [];
         context.on('request', (request) => requested.push(request.url()));
         const page = context.pages()[0] ?? (await context.newPage());
+        page.setDefaultTimeout(60_000);
         page.on('websocket', (socket) => requested.push(socket.url()));
         const problems: string[] = [];
         page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
@@ -188,7 +191,7 @@ describe('GraphiQL in a real browser (Chromium)', () => {
         // The result as the page shows it (Monaco wraps long lines and writes spaces as U+00A0).
         const result = async () => (await page.locator('.graphiql-response').innerText()).replace(/\s+/g, ' ');
         // The schema is fetched at once, without a header: the server asks for the admin secret.
-        await expect.poll(result, { timeout: 30_000 }).toContain('x-svc-admin-secret required, but not found');
+        await expect.poll(result, { timeout: 60_000 }).toContain('x-svc-admin-secret required, but not found');
 
         // The headers editor is open on load; Monaco editors take keyboard input.
         await page.locator('.graphiql-editor-tool .monaco-editor[data-uri$="headers.json"]').click();
@@ -201,7 +204,7 @@ describe('GraphiQL in a real browser (Chromium)', () => {
         expect(await editors('.monaco-editor[data-uri$="headers.json"] .view-lines')).toBe(JSON.stringify({ 'x-svc-admin-secret': ADMIN_SECRET }));
         await page.locator('.graphiql-execute-button').click();
 
-        await expect.poll(result, { timeout: 30_000 }).toContain(`{ "data": { "__typename": "${expected.data.__typename}" } }`);
+        await expect.poll(result, { timeout: 60_000 }).toContain(`{ "data": { "__typename": "${expected.data.__typename}" } }`);
         expect(await result()).not.toContain('errors');
 
         // The secret was sent from the page and is kept nowhere in the browser's storage (GraphiQL
@@ -220,6 +223,7 @@ describe('GraphiQL in a real browser (Chromium)', () => {
         rmSync(profile, { recursive: true, force: true });
       }
     },
-    90_000,
+    // Starting Chromium and loading 9 MB of scripts on a busy machine.
+    180_000,
   );
 });
