@@ -7,7 +7,13 @@ import { SignJWT } from 'jose';
 import { stringify as toYaml } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSampleRemote } from '@svc-graphql/sample-remotes';
-import { ImportError, importHasuraMetadata, renamePresetSessionVariables, runImportHasuraMetadata } from '../src/import-hasura.js';
+import {
+  convertHasuraMetadata,
+  ImportError,
+  importHasuraMetadata,
+  renamePresetSessionVariables,
+  runImportHasuraMetadata,
+} from '../src/import-hasura.js';
 
 /**
  * `svc-graphql import-hasura-metadata PATH` as a user runs it: the real CLI on Hasura exports
@@ -352,6 +358,41 @@ describe('svc-graphql import-hasura-metadata: what it refuses', () => {
         'd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n',
     });
     await expect(importHasuraMetadata(laughs)).rejects.toThrow(/^invalid YAML: .*alias/i);
+  });
+});
+
+describe('convertHasuraMetadata', () => {
+  it('reads metadata version 2 (Hasura 1.x): tables and functions at the top, nulls for "not set"', () => {
+    const v2 = {
+      version: 2,
+      tables: [{ table: { schema: 'public', name: 'author' }, event_triggers: [] }, { table: { schema: 'public', name: 'article' } }],
+      functions: [{ function: { schema: 'public', name: 'search_articles' } }],
+      remote_schemas: [
+        {
+          name: 'countries',
+          comment: null,
+          definition: { url: 'https://countries.example.com/graphql', url_from_env: null, headers: [], forward_client_headers: false, timeout_seconds: 60 },
+        },
+      ],
+      query_collections: [],
+      allowlist: [],
+    };
+    expect(convertHasuraMetadata(v2, 'metadata.json')).toEqual({
+      document: {
+        version: 3,
+        remote_schemas: [
+          {
+            name: 'countries',
+            definition: { url: 'https://countries.example.com/graphql', headers: [], forward_client_headers: false, timeout_seconds: 60 },
+          },
+        ],
+      },
+      environment: [],
+      skipped: [
+        { kind: 'tables', count: 2 },
+        { kind: 'function', count: 1 },
+      ],
+    });
   });
 });
 
