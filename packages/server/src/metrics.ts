@@ -407,6 +407,13 @@ export function useMetrics(metrics: ServerMetrics, graphqlPath: string): Plugin 
     },
   };
   const subscriptionEnd = { onEnd: () => metrics.subscriptionEnded() };
+  const subscribeDone = {
+    onSubscribeResult({ result }: { result: unknown }) {
+      if (!isAsyncIterable(result)) return undefined;
+      metrics.subscriptionStarted();
+      return subscriptionEnd;
+    },
+  };
   return {
     onRequest({ request, url, serverContext }) {
       if (request.method === 'OPTIONS') return;
@@ -421,13 +428,7 @@ export function useMetrics(metrics: ServerMetrics, graphqlPath: string): Plugin 
       return executeDone;
     },
     onSubscribe() {
-      return {
-        onSubscribeResult({ result }) {
-          if (!isAsyncIterable(result)) return undefined;
-          metrics.subscriptionStarted();
-          return subscriptionEnd;
-        },
-      };
+      return subscribeDone;
     },
     onResultProcess({ result, serverContext }) {
       const ctx = serverContext as MetricsContext;
