@@ -29,7 +29,7 @@ const UNKNOWN = 3;
 /** Seconds; a remote's `timeout_seconds` defaults to 60. */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-/** Distinct `result` values of `svc_graphql_jwt_verifications_total`; others are counted as `other`. */
+/** Distinct `result` values of `svc_graphql_jwt_verifications_total`, `other` included; past them, results count as `other`. */
 export const MAX_JWT_RESULTS = 32;
 const JWT_RESULT = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 

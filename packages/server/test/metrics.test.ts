@@ -9,6 +9,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createServer, parseCommandLine, type ServerOptions, type SvcGraphqlServer } from '../src/index.js';
+import { MAX_JWT_RESULTS, ServerMetrics } from '../src/metrics.js';
 
 const ADMIN_SECRET = 'metrics-test-admin-secret';
 const METRICS_SECRET = 'metrics-test-scrape-secret';
@@ -449,5 +450,23 @@ describe('examples/observability', () => {
     const config = readFileSync(join(repository, 'examples/observability/prometheus.yml'), 'utf8');
     expect(config).toContain('metrics_path: /v1/metrics');
     expect(config).toMatch(/authorization:\n\s+type: Bearer\n\s+credentials_file: /);
+  });
+});
+
+describe('label values stay bounded', () => {
+  it('keeps at most MAX_JWT_RESULTS verification results (other included); past them, or not a short name: other', async () => {
+    const metrics = new ServerMetrics();
+    metrics.countJwtVerification('ok');
+    metrics.countJwtVerification('JWSError JWSInvalidSignature');
+    metrics.countJwtVerification('x'.repeat(100));
+    for (let i = 0; i < 100; i++) metrics.countJwtVerification(`Reason${i}`);
+    const results = series(parseScrape(await metrics.registry.metrics()), 'svc_graphql_jwt_verifications_total');
+    expect(Object.keys(results)).toHaveLength(MAX_JWT_RESULTS);
+    expect(results['result=ok']).toBe(1);
+    expect(results['result=Reason0']).toBe(1);
+    expect(results['result=Reason99']).toBeUndefined();
+    // ok and other take 2 of the values: Reason0 … Reason29 are kept, the 70 others and the two
+    // malformed ones are other.
+    expect(results['result=other']).toBe(2 + 100 - (MAX_JWT_RESULTS - 2));
   });
 });
