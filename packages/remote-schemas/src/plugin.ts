@@ -106,7 +106,7 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
           },
         }
       : {}),
-    onExecute({ args, setExecuteFn }) {
+    onExecute({ args, setExecuteFn, executeFn }) {
       const refused = hooks && misplaced(hooks, args);
       if (refused) {
         setExecuteFn(() => refused);
@@ -118,7 +118,8 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
         return;
       }
       const plan = planFor(args.schema, args.document, args.operationName, logger);
-      if (plan) setExecuteFn((executionArgs) => executePlan(plan, executionArgs));
+      // The local schema's root fields in a plan are executed as the operation would have been.
+      if (plan) setExecuteFn((executionArgs) => executePlan(plan, executionArgs, executeFn));
     },
     onSubscribe({ args, setSubscribeFn }) {
       const refused = hooks && misplaced(hooks, args);

@@ -17,10 +17,7 @@ import {
   documentFor,
   expectedAnswer,
   featuresOf,
-  hasConditionalRootFragment,
   operationArb,
-  repeatsConditionalField,
-  repeatsRootField,
   resolveOperation,
   type ResolvedOperation,
 } from './utils/differential-operations.js';
@@ -33,8 +30,7 @@ import { startRecordingProxy, type RecordingProxy } from './utils/differential-r
  *
  * `DIFF_RUNS` sets the number of customizations tried (default 120), each with one to four
  * operations (about 300 operations in all); `DIFF_SEED` and `DIFF_PATH`, as printed with
- * a counterexample, replay a failure; `DIFF_STATS=1` prints how often each kind of case came up;
- * `DIFF_KNOWN_BUGS=1` also sends the operations of the known bugs listed below.
+ * a counterexample, replay a failure; `DIFF_STATS=1` prints how often each kind of case came up.
  */
 
 const RUNS = Math.max(1, Number(process.env['DIFF_RUNS'] ?? 120));
@@ -43,50 +39,8 @@ const replay = {
   ...(process.env['DIFF_PATH'] !== undefined && { path: process.env['DIFF_PATH'] }),
 };
 const STATS = process.env['DIFF_STATS'] !== undefined && process.env['DIFF_STATS'] !== '';
-const WITH_KNOWN_BUGS = process.env['DIFF_KNOWN_BUGS'] !== undefined && process.env['DIFF_KNOWN_BUGS'] !== '';
 
 const customized = (customization: RemoteSchemaCustomization) => Object.keys(customization).length > 0;
-
-/**
- * Wrong answers of the gateway today, each shown by a minimal operation. All but the first are
- * answered by delegation, which the compiled plan falls back to for an operation with a fragment
- * that has `@skip` or `@include` among its root fields (or directly inside a namespace field). The
- * operations they apply to are left out, and counted under `DIFF_STATS`, so that the property keeps
- * testing the rest; `DIFF_KNOWN_BUGS=1` sends them too. Delete an entry once its bug is fixed.
- */
-interface KnownBug {
-  name: string;
-  /** Asked once per customization (`op` undefined), then once per operation. */
-  applies(op: ResolvedOperation | undefined, customization: RemoteSchemaCustomization): boolean;
-}
-
-const KNOWN_BUGS: KnownBug[] = [
-  {
-    // `mutation { ns { ... @include(if: false) { addMessage(input: {text: "x"}) { id } } } }`
-    // (or `...F @skip(if: true)`) answers `{"ns":{}}`, but the remote receives the fragment's
-    // mutation without the directive and runs it.
-    name: 'a conditional fragment of mutation fields under a namespace',
-    applies: (op, c) => op?.kind === 'mutation' && c.root_fields_namespace !== undefined && hasConditionalRootFragment(op),
-  },
-  {
-    // Under a namespace, a root field selected twice is sent to the remote twice, under an alias
-    // each: `{ ns { user(id: "1") { id } ... @include(if: true) { user(id: "1") { name } } } }`
-    // answers `{"ns":{"user":null}}` with `Unexpected error.` at ["ns","user","id"];
-    // `{ ns { boom ... @include(if: true) { boom } } }` reports the error of `boom` twice;
-    // `mutation { ns { addMessage(…) { id } ... @include(if: true) { addMessage(…) { text } } } }`
-    // runs the mutation twice and answers `{"ns":null}` with `Unexpected error.`.
-    name: 'a root field selected twice under a namespace, with a conditional root fragment',
-    applies: (op, c) =>
-      op !== undefined && c.root_fields_namespace !== undefined && hasConditionalRootFragment(op) && repeatsRootField(op),
-  },
-  {
-    // `{ ... @include(if: true) { user(id: "1") { name @skip(if: true) name } } }` on a
-    // customized remote answers `{"user":null}` with `Unexpected error.` at ["user","name"]:
-    // only the first `name`, with its directive, is sent to the remote.
-    name: 'a field selected twice in one selection set, the first time with @skip or @include, with a conditional root fragment',
-    applies: (op) => op !== undefined && hasConditionalRootFragment(op) && repeatsConditionalField(op),
-  },
-];
 
 type Body = { data?: unknown; errors?: unknown };
 
@@ -158,11 +112,6 @@ describe('differential: the gateway answers as the remote does, renamed by the c
           async (customization, operations) => {
             const ops = operations.map(resolveOperation);
             const naming = namingOf(customization);
-            const bug = KNOWN_BUGS.find((b) => b.applies(undefined, customization));
-            if (bug && !WITH_KNOWN_BUGS) {
-              count(`skipped: ${bug.name} (known bug)`);
-              fc.pre(false);
-            }
             // Loading a customized remote costs more than the operations sent to it: several per load.
             const pair = ops.some((op) => op.stateful) ? await startPair() : shared;
             try {
@@ -180,11 +129,6 @@ describe('differential: the gateway answers as the remote does, renamed by the c
               for (const feature of featuresOfCustomization(customization)) count(feature);
               // One after the other: both remotes see the mutations in the same order.
               for (const op of ops) {
-                const bug = KNOWN_BUGS.find((b) => b.applies(op, customization));
-                if (bug && !WITH_KNOWN_BUGS) {
-                  count(`left out: ${bug.name} (known bug)`);
-                  continue;
-                }
                 await checkOne(customization, naming, op, pair);
               }
             } finally {
@@ -267,14 +211,14 @@ describe('aliases of one remote field', () => {
 
   const fifty = Array.from({ length: 50 }, (_, i) => i);
 
-  // One request per remote per operation is the target of the compiled plan, and what it does.
-  // Delegation, which the plan falls back to (a fragment with a directive among the root fields),
-  // still sends one request per root field.
+  // One request per remote per operation: the compiled plan forwards the `@include` of a fragment
+  // around the aliases to the remote (delegation sent one request per root field).
   it.each<[string, RemoteSchemaCustomization | undefined, string, boolean, number]>([
     ['an uncustomized remote (sent as it is)', undefined, '', false, 1],
     ['a customized remote', { field_names: [{ parent_type: 'Query', prefix: 'q_' }] }, 'q_', false, 1],
     ['a namespaced remote', { root_fields_namespace: 'ns', field_names: [{ parent_type: 'Query', prefix: 'q_' }] }, 'q_', false, 1],
-    ['a customized remote, through delegation', { field_names: [{ parent_type: 'Query', prefix: 'q_' }] }, 'q_', true, 50],
+    ['a customized remote, in a fragment with @include', { field_names: [{ parent_type: 'Query', prefix: 'q_' }] }, 'q_', true, 1],
+    ['a namespaced remote, in a fragment with @include', { root_fields_namespace: 'ns' }, '', true, 1],
   ])('answers 50 aliases of one field of %s', async (_, customization, prefix, conditional, requests) => {
     const plan = await registry.plan([{ name: 'sample', definition: { url: remote.url, ...(customization && { customization }) } }]);
     expect(plan.problems).toEqual([]);

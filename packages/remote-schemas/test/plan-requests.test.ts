@@ -229,22 +229,166 @@ describe('customized remotes', () => {
   });
 });
 
-describe('what is not planned', () => {
-  it('an operation that also asks the local schema is executed as before, and a debug line says why', async () => {
+describe('operations that once went to delegation', () => {
+  const operationsSent = () => bodies().map((b) => b.query);
+
+  it('execute the local schema\'s root fields and introspection in the gateway, next to one request per remote', async () => {
     const local = new GraphQLSchema({
       query: new GraphQLObjectType({ name: 'Query', fields: { version: { type: GraphQLString, resolve: () => 'v1' } } }),
+      mutation: new GraphQLObjectType({
+        name: 'Mutation',
+        // How many requests the remote had received when this ran.
+        fields: { seen: { type: GraphQLString, resolve: () => String(remote.received.length) } },
+      }),
     });
-    const lines = memoryLogger();
-    const withLocal = createRemoteSchemaRegistry({ localSchema: local, retry: false, logger: lines });
+    const withLocal = createRemoteSchemaRegistry({ localSchema: local, retry: false, logger: memoryLogger() });
     const server = await startGateway(withLocal);
     try {
-      withLocal.commit(await withLocal.plan([{ name: 'sample', definition: { url: remote.url, customization: { root_fields_namespace: 'ns' } } }]));
-      const response = await server.post({ query: 'query Mixed { version ns { hello } }' });
-      expect(response).toEqual({ status: 200, body: { data: { version: 'v1', ns: { hello: 'Hello, world!' } } } });
-      expect(lines.lines, lines.lines.join('\n')).toContain('debug remote schemas: operation "Mixed" executed with delegation: a root field of the local schema (version)');
+      withLocal.commit(
+        await withLocal.plan([
+          { name: 'sample', definition: { url: remote.url } },
+          { name: 'two', definition: { url: remote.url, customization: { root_fields_namespace: 'ns' } } },
+        ]),
+      );
+      remote.received.length = 0;
+      const query = `query Mixed($v: Boolean!) {
+        a: hello(name: "a") version
+        t: __type(name: "User") { name }
+        ns { hello(name: "ns") }
+        again: version @include(if: $v)
+        b: hello(name: "b")
+        __typename
+      }`;
+      const on = await server.post({ query, variables: { v: true } });
+      expect(on).toEqual({
+        status: 200,
+        body: { data: { a: 'Hello, a!', version: 'v1', t: { name: 'User' }, ns: { hello: 'Hello, ns!' }, again: 'v1', b: 'Hello, b!', __typename: 'Query' } },
+      });
+      expect(Object.keys(on.body.data)).toEqual(['a', 'version', 't', 'ns', 'again', 'b', '__typename']);
+      // One request for `sample` (a and b), one for `two` (the namespace).
+      expect(remote.received).toHaveLength(2);
+      const off = await server.post({ query, variables: { v: false } });
+      expect(Object.keys(off.body.data)).toEqual(['a', 'version', 't', 'ns', 'b', '__typename']);
+      expect(remote.received).toHaveLength(4);
+      // A mutation over the local schema and remotes keeps its order: the local field runs between the calls.
+      remote.received.length = 0;
+      const mutation = await server.post({
+        query: `mutation { a: addMessage(input: {text: "a"}) { text } first: seen ns { b: addMessage(input: {text: "b"}) { text } } second: seen }`,
+      });
+      expect(mutation).toEqual({
+        status: 200,
+        body: { data: { a: { text: 'a' }, first: '1', ns: { b: { text: 'b' } }, second: '2' } },
+      });
+      expect(remote.received).toHaveLength(2);
     } finally {
       await server.close();
       await withLocal.dispose();
+    }
+  });
+
+  it('send a namespace selected under two response keys in one request, its fields aliased apart', async () => {
+    await use(both({ root_fields_namespace: 'two' }));
+    const response = await gateway.post({
+      query: '{ a: two { hello(name: "a") boom } b: two { hello(name: "b") x: remoteName boom __typename } two { hello } }',
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.data).toEqual({
+      a: { hello: 'Hello, a!', boom: null },
+      b: { hello: 'Hello, b!', x: 'sample', boom: null, __typename: 'two_query' },
+      two: { hello: 'Hello, world!' },
+    });
+    expect(response.body.errors.map((e: { path: unknown }) => e.path)).toEqual([
+      ['a', 'boom'],
+      ['b', 'boom'],
+    ]);
+    expect(operationsSent()).toEqual([
+      '{\n  hello(name: "a")\n  boom\n  hello_2: hello(name: "b")\n  x: remoteName\n  boom_2: boom\n  hello_3: hello\n}',
+    ]);
+  });
+
+  it('forward @skip and @include of fragments and namespace fields to the remote, which decides, in one request', async () => {
+    await use(both({ root_fields_namespace: 'two', type_names: { prefix: 'Two_' } }));
+    const query = `query Q($yes: Boolean!, $no: Boolean!) {
+      ...F @include(if: $no)
+      two @skip(if: $no) { hello ... @include(if: $yes) { hello x: remoteName } ... @include(if: $no) { boom } }
+      t2: two @include(if: $no) { hello }
+      ... @include(if: $yes) { remoteName }
+    }
+    fragment F on Query { hello }`;
+    const response = await gateway.post({ query, variables: { yes: true, no: false } });
+    expect(response).toEqual({ status: 200, body: { data: { two: { hello: 'Hello, world!', x: 'sample' }, remoteName: 'sample' } } });
+    expect(Object.keys(response.body.data)).toEqual(['two', 'remoteName']);
+    expect(remote.received).toHaveLength(2);
+    const flipped = await gateway.post({ query, variables: { yes: false, no: true } });
+    expect(flipped.status).toBe(200);
+    expect(flipped.body.data).toEqual({ hello: 'Hello, world!', t2: { hello: 'Hello, world!' } });
+    expect(remote.received).toHaveLength(4);
+  });
+
+  it('never run a mutation in a skipped fragment under a namespace, nor twice when it is selected twice', async () => {
+    await use(both({ root_fields_namespace: 'two' }));
+    const texts = async () =>
+      ((await gateway.post({ query: '{ messages { text } }' })).body.data.messages as Array<{ text: string }>).map((m) => m.text);
+    const before = await texts();
+    const response = await gateway.post({
+      query: `mutation M($no: Boolean!) {
+        two {
+          ... @include(if: $no) { skipped: addMessage(input: {text: "skipped"}) { id } }
+          ...S @skip(if: true)
+          once: addMessage(input: {text: "once"}) { id }
+          ... @include(if: true) { once: addMessage(input: {text: "once"}) { text } }
+        }
+      }
+      fragment S on two_mutation { s: addMessage(input: {text: "spread"}) { id } }`,
+      variables: { no: false },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.errors).toBeUndefined();
+    expect(Object.keys(response.body.data.two)).toEqual(['once']);
+    expect(response.body.data.two.once.text).toBe('once');
+    expect(await texts()).toEqual([...before, 'once']);
+  });
+
+  it('run mutation fields in the order execution gives them, a key first met in a skipped fragment later', async () => {
+    await use(both({ field_names: ['Query', 'Mutation', 'Subscription'].map((parent_type) => ({ parent_type, prefix: 'm_' })) }));
+    const response = await gateway.post({
+      query: `mutation {
+        ... @include(if: false) { a: m_addMessage(input: {text: "a"}) { id } }
+        b: m_addMessage(input: {text: "b"}) { id text }
+        a: m_addMessage(input: {text: "a"}) { id text }
+      }`,
+    });
+    expect(response.status).toBe(200);
+    expect(Object.keys(response.body.data)).toEqual(['b', 'a']);
+    expect(Number(response.body.data.a.id)).toBe(Number(response.body.data.b.id) + 1);
+    expect(remote.received).toHaveLength(1);
+  });
+
+  it('keep a field selected twice with @skip on the first, on a customized remote, under a conditional fragment', async () => {
+    await use(both({ root_fields_namespace: 'two', type_names: { prefix: 'Two_' }, field_names: [{ parent_type: 'User', mapping: { name: 'fullName' } }] }));
+    const response = await gateway.post({ query: '{ two { ... @include(if: true) { user(id: "1") { fullName @skip(if: true) fullName } } } }' });
+    expect(response).toEqual({ status: 200, body: { data: { two: { user: { fullName: 'Ada' } } } } });
+    expect(remote.received).toHaveLength(1);
+  });
+});
+
+describe('what is not planned', () => {
+  it('one response key that is __typename in one place and a field in another, on a remote that renames types: delegation, and a debug line says why', async () => {
+    const lines = memoryLogger();
+    const other = createRemoteSchemaRegistry({ retry: false, logger: lines });
+    const server = await startGateway(other);
+    try {
+      other.commit(await other.plan([{ name: 'sample', definition: { url: remote.url, customization: { type_names: { prefix: 'P_' } } } }]));
+      const response = await server.post({
+        query: 'query Mixed { a: node(id: "1") { ... on P_User { x: __typename } ... on P_Post { x: title } } b: node(id: "p1") { ...X } } fragment X on P_Node { ... on P_Post { x: title } ... on P_User { x: __typename } }',
+      });
+      expect(response).toEqual({ status: 200, body: { data: { a: { x: 'P_User' }, b: { x: 'Hello world' } } } });
+      expect(lines.lines, lines.lines.join('\n')).toContain(
+        'debug remote schemas: operation "Mixed" executed with delegation: response key "x" is both __typename and a field',
+      );
+    } finally {
+      await server.close();
+      await other.dispose();
     }
   });
 });

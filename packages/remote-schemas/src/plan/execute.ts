@@ -3,19 +3,22 @@ import {
   GraphQLSkipDirective,
   getDirectiveValues,
   getVariableValues,
+  execute,
   type ExecutionArgs,
   type ExecutionResult,
-  type FieldNode,
   type GraphQLError,
 } from 'graphql';
-import type { Placement, Plan, PlannedCall, TypenameMap } from './compile.js';
+import type { ConditionNode, Placement, Plan, PlannedCall, TypenameMap } from './compile.js';
+
+/** How the gateway executes the local part of a plan (Envelop's `executeFn`, graphql-js's `execute` by default). */
+export type LocalExecute = (args: ExecutionArgs) => unknown;
 
 /**
  * Runs `plan` for one request: checks the variables against the client's schema (as execution
- * would), sends each call (queries in parallel, mutations one after the other), and builds the
- * client's response from the answers in one pass over them.
+ * would), sends each call (queries in parallel, mutations one after the other) or executes it
+ * (the local schema's fields), and builds the client's response from the answers in one pass.
  */
-export async function executePlan(plan: Plan, args: ExecutionArgs): Promise<ExecutionResult> {
+export async function executePlan(plan: Plan, args: ExecutionArgs, local: LocalExecute = execute): Promise<ExecutionResult> {
   const given = args.variableValues ?? {};
   let coerced: Record<string, unknown> = {};
   if (plan.variableDefinitions.length > 0) {
@@ -23,8 +26,13 @@ export async function executePlan(plan: Plan, args: ExecutionArgs): Promise<Exec
     if (outcome.errors) return { errors: outcome.errors };
     coerced = outcome.coerced;
   }
-  const send = (call: PlannedCall): Promise<ExecutionResult> => {
-    if (call.empty) return Promise.resolve({ data: {} });
+  const send = async (call: PlannedCall): Promise<ExecutionResult> => {
+    if (call.local) {
+      const result = await local({ ...args, document: call.document, operationName: call.operationName ?? null });
+      if (result && typeof result === 'object' && !(Symbol.asyncIterator in result)) return result as ExecutionResult;
+      throw new Error('the local part of a planned operation did not answer one result');
+    }
+    if (call.empty) return { data: {} };
     let variables: Record<string, unknown> | null = null;
     for (const name of call.variables) {
       if (Object.hasOwn(given, name)) (variables ??= {})[name] = given[name];
@@ -45,9 +53,13 @@ export async function executePlan(plan: Plan, args: ExecutionArgs): Promise<Exec
   return assemble(plan, results, coerced);
 }
 
-function included(node: FieldNode, variables: Record<string, unknown>): boolean {
-  if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.['if'] === true) return false;
-  return getDirectiveValues(GraphQLIncludeDirective, node, variables)?.['if'] !== false;
+/** Whether the `@skip` and `@include` of every node let the field through. */
+function included(nodes: readonly ConditionNode[], variables: Record<string, unknown>): boolean {
+  for (const node of nodes) {
+    if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.['if'] === true) return false;
+    if (getDirectiveValues(GraphQLIncludeDirective, node, variables)?.['if'] === false) return false;
+  }
+  return true;
 }
 
 /** The entries included for these variables, in the order execution would give them. */
@@ -59,7 +71,7 @@ function arrange<T extends Placement>(entries: readonly T[], conditional: boolea
       placed.push([entry.at, entry]);
       continue;
     }
-    const first = entry.when.find((w) => included(w.node, variables));
+    const first = entry.when.find((w) => included(w.nodes, variables));
     if (first) placed.push([first.at, entry]);
   }
   return placed.sort((a, b) => a[0] - b[0]).map(([, entry]) => entry);
@@ -71,7 +83,7 @@ function assemble(plan: Plan, results: readonly ExecutionResult[], variables: Re
   plan.calls.forEach((call, index) => {
     const result = results[index]!;
     const data = (result.data ?? null) as Record<string, unknown> | null;
-    if (data && call.typenames) rename(data, call.typenames, call.typeToPublic);
+    if (data && !call.local && call.typenames) rename(data, call.typenames, call.typeToPublic);
     answers.push(data);
     for (const error of result.errors ?? []) errors.push(relocate(error, call, data === null));
   });
@@ -107,7 +119,7 @@ function assemble(plan: Plan, results: readonly ExecutionResult[], variables: Re
     const nested: Record<string, unknown> = {};
     for (const inner of arrange(entry.entries, plan.conditional, variables)) {
       if (inner.typename !== undefined) nested[inner.key] = inner.typename;
-      else if (Object.hasOwn(answer, inner.key)) nested[inner.key] = answer[inner.key];
+      else if (Object.hasOwn(answer, inner.remoteKey)) nested[inner.key] = answer[inner.remoteKey];
     }
     data[entry.key] = nested;
   }
@@ -135,6 +147,8 @@ function rename(value: unknown, map: TypenameMap, toPublic: ReadonlyMap<string, 
  * first root field, as execution puts the error of a field it could not resolve.
  */
 function relocate(error: GraphQLError, call: PlannedCall, noData: boolean): GraphQLError {
+  // The local part's errors are at the client's paths already.
+  if (call.local) return error;
   const path = error.path;
   let relocated: ReadonlyArray<string | number> | undefined;
   if (path && path.length > 0) {
