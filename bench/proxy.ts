@@ -12,14 +12,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { benchDir, cpuMicros, startChild, type ChildServer } from './lib/child.js';
-import type { ProcessStats } from './lib/child-protocol.js';
 import { readConfig, warmupFor } from './lib/config.js';
 import { ADMIN_SECRET, startSvc } from './lib/gateway.js';
 import { mintPool, rs256UserToken } from './lib/jwt.js';
 import { describeFailures, graphqlData, runLoad, type RequestSpec, type ResponseCheck } from './lib/load.js';
 import { metadataOrThrow } from './lib/metadata.js';
 import { header, progress, targets, type Target } from './lib/report.js';
-import { formatTable, median, round } from './lib/table.js';
+import { formatTable, median } from './lib/table.js';
 
 const config = readConfig();
 /** BENCH_ONLY: a regular expression on the case labels; direct and the floor always run. */
@@ -105,6 +104,7 @@ const cases: Case[] = [];
 let remotes: ChildServer[] = [];
 let p99Rate = 0;
 const metricsFlag = serverHasDisableMetrics();
+const us = (n: number) => (Number.isNaN(n) ? '-' : String(Math.round(n)));
 
 const measure = async (c: Case, round: number, overallRate?: number): Promise<Sample> => {
   const request = (i: number): RequestSpec => ({
@@ -130,25 +130,25 @@ const measure = async (c: Case, round: number, overallRate?: number): Promise<Sa
     for (const [reason, n] of outcome.reasons) c.reasons.set(reason, (c.reasons.get(reason) ?? 0) + n);
   }
   const perAnswer = (n: number) => n / Math.max(1, res.responses);
-  const delta = (i: number, f: (s: ProcessStats) => number) => (after[i] && before[i] ? f(after[i]) - f(before[i]) : 0);
-  const remoteIdx = remotes.map((_, i) => i);
-  const sum = (f: (i: number) => number) => remoteIdx.reduce((n, i) => n + f(i), 0);
+  // watched[i] for i < remotes.length are the remotes, the last one the proxy (when there is one).
+  const cpu = (i: number) => (after[i] && before[i] ? cpuMicros(before[i], after[i]) : 0);
+  const requests = (i: number) => (after[i]?.requests ?? 0) - (before[i]?.requests ?? 0);
+  const overRemotes = (f: (i: number) => number) => remotes.reduce((n, _, i) => n + f(i), 0);
   const sample: Sample = {
     rps: res.rps,
     p50: res.p50,
     p99: res.p99,
-    proxyCpu: c.proxy ? perAnswer(delta(remotes.length, (s) => s.cpuUser + s.cpuSystem)) : Number.NaN,
-    remoteCpu: perAnswer(sum((i) => cpuMicros(before[i] as ProcessStats, after[i] as ProcessStats))),
-    remoteRequests: perAnswer(sum((i) => delta(i, (s) => s.requests ?? 0))),
+    proxyCpu: c.proxy ? perAnswer(cpu(remotes.length)) : Number.NaN,
+    remoteCpu: perAnswer(overRemotes(cpu)),
+    remoteRequests: perAnswer(overRemotes(requests)),
   };
   progress(
     `[${overallRate === undefined ? `round ${round}/${config.rounds}` : `${overallRate} req/s`}] ${c.label}: ` +
-      `${Math.round(res.rps)} req/s, p99 ${res.p99} ms, proxy CPU ${round2(sample.proxyCpu)} us, failures ${warm.failures + res.failures}` +
+      `${Math.round(res.rps)} req/s, p99 ${res.p99} ms, proxy CPU ${us(sample.proxyCpu)} us, failures ${warm.failures + res.failures}` +
       (config.cpuProf ? ` (profile window ${started}-${ended}, ${res.responses} answers)` : ''),
   );
   return sample;
 };
-const round2 = (n: number) => (Number.isNaN(n) ? '-' : round(n, 0));
 
 /** Sends one operation alone and counts the requests each remote received for it. */
 const countPerOperation = async (c: Case): Promise<void> => {
@@ -268,7 +268,6 @@ const roundRatios = (a: Case | undefined, b: Case | undefined, key: Key): number
 const floorRatios = (c: Case | undefined): number[] => roundRatios(c, floorCase, 'proxyCpu');
 const vsFloor = (c: Case | undefined) => median(floorRatios(c));
 const x = (n: number) => (Number.isNaN(n) ? '-' : `${n.toFixed(2)}x`);
-const us = (n: number) => (Number.isNaN(n) ? '-' : String(Math.round(n)));
 
 const rows = cases.map((c) => [
   c.label,
