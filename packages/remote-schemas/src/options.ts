@@ -209,6 +209,9 @@ export function normalizeOptions(options: RemoteSchemaRegistryOptions = {}): Nor
   if (fetchFn !== undefined && typeof fetchFn !== 'function') {
     throw new TypeError(`createRemoteSchemaRegistry: expected "fetch" to be a function, but got ${typeof fetchFn}`);
   }
+  if (options.getRequestId !== undefined && typeof options.getRequestId !== 'function') {
+    throw new TypeError(`createRemoteSchemaRegistry: expected "getRequestId" to be a function, but got ${typeof options.getRequestId}`);
+  }
   const prefix = (options.sessionVariablePrefix ?? 'x-svc-').toLowerCase();
   if (prefix === '') throw new TypeError('createRemoteSchemaRegistry: "sessionVariablePrefix" must not be empty');
   const permissions = options.enableRemoteSchemaPermissions;
