@@ -15,7 +15,7 @@ import { benchDir, cpuMicros, startChild, type ChildServer } from './lib/child.j
 import { readConfig, warmupFor } from './lib/config.js';
 import { ADMIN_SECRET, startSvc } from './lib/gateway.js';
 import { mintPool, rs256UserToken } from './lib/jwt.js';
-import { describeFailures, graphqlData, runLoad, type RequestSpec, type ResponseCheck } from './lib/load.js';
+import { describeFailures, graphqlData, runLoad, runPaced, type RequestSpec, type ResponseCheck } from './lib/load.js';
 import { metadataOrThrow } from './lib/metadata.js';
 import { header, progress, targets, type Target } from './lib/report.js';
 import { formatTable, median } from './lib/table.js';
@@ -106,18 +106,17 @@ let p99Rate = 0;
 const metricsFlag = serverHasDisableMetrics();
 const us = (n: number) => (Number.isNaN(n) ? '-' : String(Math.round(n)));
 
-const measure = async (c: Case, round: number, overallRate?: number): Promise<Sample> => {
+const measure = async (c: Case, round: number, rate?: number): Promise<Sample> => {
   const request = (i: number): RequestSpec => ({
     headers: c.headers(i),
     body: JSON.stringify({ query: c.query, operationName: 'Bench', variables: c.variables(i) }),
   });
-  const load = (duration: number) =>
-    runLoad(
-      { url: c.url, connections: config.connections, duration, check: c.check, request, ...(overallRate !== undefined && { overallRate }) },
-      c.cursor,
-    );
+  const load = (duration: number) => {
+    const options = { url: c.url, connections: config.connections, duration, check: c.check, request };
+    return rate === undefined ? runLoad(options, c.cursor) : runPaced({ ...options, rate }, c.cursor);
+  };
   const watched = [...remotes, ...(c.proxy ? [c.proxy] : [])];
-  const warm = await load(overallRate === undefined ? warmupFor(config, round) : 0.5);
+  const warm = await load(rate === undefined ? warmupFor(config, round) : 0.5);
   c.cursor = warm.requestsBuilt;
   const before = await Promise.all(watched.map((s) => s.stats()));
   const started = process.hrtime.bigint() / 1000n; // the clock of V8's CPU profiles, for profile-summary.ts
@@ -143,7 +142,7 @@ const measure = async (c: Case, round: number, overallRate?: number): Promise<Sa
     remoteRequests: perAnswer(overRemotes(requests)),
   };
   progress(
-    `[${overallRate === undefined ? `round ${round}/${config.rounds}` : `${overallRate} req/s`}] ${c.label}: ` +
+    `[${rate === undefined ? `round ${round}/${config.rounds}` : `${rate} req/s`}] ${c.label}: ` +
       `${Math.round(res.rps)} req/s, p99 ${res.p99} ms, proxy CPU ${us(sample.proxyCpu)} us, failures ${warm.failures + res.failures}` +
       (config.cpuProf ? ` (profile window ${started}-${ended}, ${res.responses} answers)` : ''),
   );
@@ -304,11 +303,21 @@ const cpuTarget = (c: Case | undefined, limit: number): Target[] =>
 const aliases = byLabel(`${ALIASES} aliases of one remote field`);
 const offCase = byLabel('fast path, JWT one token, metrics off');
 const p99Ratio = stat(fast, 'p99', 'fixed') / stat(direct, 'p99', 'fixed');
+const rateHeld = [direct, fast].every((c) => stat(c, 'rps', 'fixed') >= 0.95 * p99Rate);
 const targetList: Target[] = [
   ...cpuTarget(fast, 1.5),
   ...cpuTarget(byLabel('customized remote (namespace + prefix)'), 2),
   ...cpuTarget(byLabel('one operation over two remotes'), 2),
-  ...(fast ? [{ name: `p99 through svc-graphql <= 1.5x direct p99 at ${p99Rate} req/s (fixed rate)`, measured: x(p99Ratio), pass: p99Ratio <= 1.5 }] : []),
+  ...(fast
+    ? [
+        {
+          // Only a verdict when both held the rate (95 %); otherwise the latencies are not at the same req/s.
+          name: `p99 through svc-graphql <= 1.5x direct p99 at ${p99Rate} req/s (fixed rate, both holding it)`,
+          measured: `${x(p99Ratio)}${rateHeld ? '' : ` (rate not held: ${Math.round(stat(direct, 'rps', 'fixed'))} / ${Math.round(stat(fast, 'rps', 'fixed'))} req/s)`}`,
+          pass: rateHeld && p99Ratio <= 1.5,
+        },
+      ]
+    : []),
   ...(aliases
     ? [
         {
@@ -388,8 +397,9 @@ console.log(
     '',
     ...(fixedRows.length > 0
       ? [
-          `Fixed rate (autocannon \`overallRate\` ${p99Rate} req/s over ${config.connections} connections, half the fast path's ` +
-            'median req/s unless BENCH_P99_RATE is set; direct and the fast path alternate per round):',
+          `Fixed rate (${p99Rate} req/s, half the fast path's median req/s unless BENCH_P99_RATE is set, open loop: requests ` +
+            `leave on schedule over up to ${config.connections} keep-alive sockets, latency to the last byte in 0.1 ms; ` +
+            'direct and the fast path alternate per round):',
           '',
           formatTable(['case', 'rate', 'req/s', 'p50 ms', 'p99 ms', 'p99 per round', 'proxy CPU us/req', 'remote CPU us/req'], fixedRows),
           '',

@@ -2,6 +2,7 @@
 //
 // Each request goes through `setupRequest`, also when it never changes, so that every case of a
 // benchmark costs the load generator the same and only the server side differs between cases.
+import { Agent, request as httpRequest } from 'node:http';
 import autocannon from 'autocannon';
 
 /** What a single request carries; produced fresh for every request. */
@@ -22,8 +23,6 @@ export interface LoadOptions {
   /** Called once per request with a run-wide counter (0, 1, 2, ...) across all connections. */
   readonly request: (index: number) => RequestSpec;
   readonly check?: ResponseCheck;
-  /** Requests per second over all connections (autocannon `overallRate`); absent = as fast as answered. */
-  readonly overallRate?: number;
   /** Stop as soon as this settles (then `duration` is only the upper bound). */
   readonly until?: Promise<unknown>;
 }
@@ -77,18 +76,27 @@ export function graphqlData(expect: (data: Record<string, unknown>) => string | 
 
 const MAX_REASONS = 8;
 
+/** Counts failures and keeps the first few distinct reasons (numbers folded, so they group). */
+function failureLog() {
+  const reasons = new Map<string, number>();
+  const log = {
+    bad: 0,
+    reasons,
+    record(reason: string): void {
+      log.bad += 1;
+      const key = reason.replace(/\d{3,}/g, 'N');
+      if (reasons.has(key) || reasons.size < MAX_REASONS) reasons.set(key, (reasons.get(key) ?? 0) + 1);
+    },
+  };
+  return log;
+}
+
 export async function runLoad(options: LoadOptions, firstIndex = 0): Promise<LoadResult> {
   const check = options.check ?? graphqlOk;
-  const reasons = new Map<string, number>();
-  let bad = 0;
+  const failures = failureLog();
+  const { reasons, record } = failures;
   let next = firstIndex;
   const url = new URL(options.url);
-
-  const record = (reason: string): void => {
-    bad += 1;
-    const key = reason.replace(/\d{3,}/g, 'N');
-    if (reasons.has(key) || reasons.size < MAX_REASONS) reasons.set(key, (reasons.get(key) ?? 0) + 1);
-  };
 
   const started = performance.now();
   const opts: autocannon.Options = {
@@ -97,7 +105,6 @@ export async function runLoad(options: LoadOptions, firstIndex = 0): Promise<Loa
     pipelining: 1,
     duration: options.duration,
     timeout: 10,
-    ...(options.overallRate !== undefined && { overallRate: options.overallRate }),
     requests: [
       {
         method: 'POST',
@@ -130,10 +137,93 @@ export async function runLoad(options: LoadOptions, firstIndex = 0): Promise<Loa
   const seconds = (performance.now() - started) / 1000;
   const connectionFailures = result.errors; // includes timeouts
   if (connectionFailures > 0) {
-    bad += connectionFailures;
+    failures.bad += connectionFailures;
     reasons.set('connection error or timeout', (reasons.get('connection error or timeout') ?? 0) + connectionFailures);
   }
-  return { ...answerFigures(result), seconds, failures: bad, reasons, requestsBuilt: next };
+  return { ...answerFigures(result), seconds, failures: failures.bad, reasons, requestsBuilt: next };
+}
+
+/**
+ * Open-loop load at a fixed rate, for comparing latency at the same req/s: requests leave on
+ * schedule (`rate` per second, caught up on every 1 ms timer tick) whatever the answers do, over a
+ * keep-alive agent of up to `connections` sockets (more queue in the agent, and that wait counts);
+ * latency is from sending to the last byte of the answer, in fractional milliseconds. Not
+ * autocannon's `overallRate`: that sends each connection's quota for a second in one burst at the
+ * start of the second and back-fills its histogram for coordinated omission at a 1 ms interval, so
+ * its p99 measures how a burst drains rather than a steady rate.
+ */
+export async function runPaced(options: LoadOptions & { readonly rate: number }, firstIndex = 0): Promise<LoadResult> {
+  const check = options.check ?? graphqlOk;
+  const failures = failureLog();
+  const url = new URL(options.url);
+  const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
+  const latencies: number[] = [];
+  const inFlight = new Set<Promise<void>>();
+  let next = firstIndex;
+  const send = (): void => {
+    const spec = options.request(next);
+    next += 1;
+    const body = Buffer.from(spec.body);
+    const sentAt = performance.now();
+    const done = new Promise<void>((resolve) => {
+      const req = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname + url.search,
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': body.length, ...spec.headers },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            latencies.push(performance.now() - sentAt);
+            const reason = check(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'));
+            if (reason !== undefined) failures.record(reason);
+            resolve();
+          });
+        },
+      );
+      req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
+      req.on('error', (error) => {
+        failures.record(`connection error or timeout: ${error.message}`);
+        resolve();
+      });
+      req.end(body);
+    });
+    inFlight.add(done);
+    void done.then(() => inFlight.delete(done));
+  };
+  const started = performance.now();
+  await new Promise<void>((finished) => {
+    let sent = 0;
+    const tick = setInterval(() => {
+      const elapsed = (performance.now() - started) / 1000;
+      if (elapsed >= options.duration) {
+        clearInterval(tick);
+        finished();
+        return;
+      }
+      for (const due = Math.floor(elapsed * options.rate); sent < due; sent++) send();
+    }, 1);
+  });
+  await Promise.all(inFlight);
+  agent.destroy();
+  const sorted = latencies.sort((a, b) => a - b);
+  const at = (q: number) => Math.round((sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN) * 10) / 10;
+  return {
+    responses: sorted.length,
+    seconds: (performance.now() - started) / 1000,
+    rps: sorted.length / options.duration,
+    p50: at(0.5),
+    p99: at(0.99),
+    max: at(1),
+    failures: failures.bad,
+    reasons: failures.reasons,
+    requestsBuilt: next,
+  };
 }
 
 /** Answers, req/s and latency percentiles of one autocannon run (every status counts). */
