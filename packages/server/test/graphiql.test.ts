@@ -177,13 +177,22 @@ describe('GraphiQL in a real browser (Chromium)', () => {
           if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
         });
 
+        const editors = async (selector: string) => (await page.locator(selector).innerText()).replace(/\s+/g, ' ');
         // Types into the focused editor, as a user does: the editor adds closing brackets and quotes
         // of its own, which are cut off after the text (Escape closes a suggestion list first).
-        const typeInEditor = async (text: string) => {
-          await page.keyboard.type(text);
-          await page.keyboard.press('Escape');
-          await page.keyboard.press('Shift+ControlOrMeta+End');
-          await page.keyboard.press('Delete');
+        // Whether a typed closing bracket overtypes the editor's own depends on when the editor
+        // handles the keys, so the text is typed again (at most 5 times) until the editor shows it.
+        const typeInEditor = async (text: string, selector: string) => {
+          for (let attempt = 0; attempt < 5; attempt++) {
+            await page.keyboard.press('ControlOrMeta+A');
+            await page.keyboard.press('Delete');
+            await page.keyboard.type(text);
+            await page.keyboard.press('Escape');
+            await page.keyboard.press('Shift+ControlOrMeta+End');
+            await page.keyboard.press('Delete');
+            if ((await editors(selector)) === text) return;
+            await page.waitForTimeout(250);
+          }
         };
 
         await page.goto(`${server.url}/v1/graphql`);
@@ -195,11 +204,9 @@ describe('GraphiQL in a real browser (Chromium)', () => {
 
         // The headers editor is open on load; Monaco editors take keyboard input.
         await page.locator('.graphiql-editor-tool .monaco-editor[data-uri$="headers.json"]').click();
-        await typeInEditor(JSON.stringify({ 'x-svc-admin-secret': ADMIN_SECRET }));
+        await typeInEditor(JSON.stringify({ 'x-svc-admin-secret': ADMIN_SECRET }), '.monaco-editor[data-uri$="headers.json"] .view-lines');
         await page.locator('.graphiql-query-editor .monaco-editor').click();
-        await page.keyboard.press('ControlOrMeta+A');
-        await typeInEditor('{ __typename }');
-        const editors = async (selector: string) => (await page.locator(selector).innerText()).replace(/\s+/g, ' ');
+        await typeInEditor('{ __typename }', '.graphiql-query-editor .view-lines');
         expect(await editors('.graphiql-query-editor .view-lines')).toBe('{ __typename }');
         expect(await editors('.monaco-editor[data-uri$="headers.json"] .view-lines')).toBe(JSON.stringify({ 'x-svc-admin-secret': ADMIN_SECRET }));
         await page.locator('.graphiql-execute-button').click();
