@@ -11,7 +11,21 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
   },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+    projects: [
+      { extends: true, test: { name: 'all', include: ['packages/*/test/**/*.test.ts', 'examples/*/test/**/*.test.ts'] } },
+      {
+        // The server's tests once more with every request through Yoga's pipeline: the direct lane
+        // (answers of remotes alone before Yoga) and Yoga's own path must pass the same tests.
+        extends: true,
+        test: {
+          name: 'server without the direct lane',
+          include: ['packages/server/test/**/*.test.ts'],
+          // Nothing in these reaches the lane (configuration, documents, the browser page, the lane's own test).
+          exclude: ['**/config.test.ts', '**/depth-limit.test.ts', '**/docs.test.ts', '**/graphiql.test.ts', '**/direct-lane.test.ts'],
+          env: { SVC_GRAPHQL_DIRECT_LANE: 'off' },
+        },
+      },
+    ],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     // Tests start real servers on port 0; two workers match the 2-core CI machine.

@@ -47,6 +47,20 @@ function headersOf(context: Record<string, unknown>): HeadersInput | undefined {
 /** Sessions resolved from HTTP requests by any `useJwtSession` instance, by request. */
 const requestSessions = new WeakMap<Request, Session>();
 
+/** Outcomes of session resolution done before Yoga for a request, waiting for `onRequest`. */
+const handedOver = new WeakMap<Request, Session | SessionError>();
+
+/**
+ * Gives `useJwtSession` the session (or the refusal) of an HTTP request that its host resolved
+ * already, with the same resolver, before the request reached Yoga: the plugin then uses it as if
+ * it had resolved it (no second verification, no second `onJwtVerification`), answering a
+ * {@link SessionError} as it answers its own. Call it from an `onRequest` hook listed before
+ * `useJwtSession`.
+ */
+export function handOverSession(request: Request, outcome: Session | SessionError): void {
+  handedOver.set(request, outcome);
+}
+
 /**
  * The session `useJwtSession` resolved for an HTTP request, as soon as its `onRequest` ran: for
  * plugins that choose something per session before the GraphQL context is built (a schema per
@@ -103,6 +117,13 @@ export function useJwtSession(options: JwtSessionOptions | { resolver: SessionRe
     },
     async onRequest({ request, url, endResponse, fetchAPI }) {
       if (request.method === 'OPTIONS' || !isGraphQLRequest(url)) return;
+      const outcome = handedOver.get(request);
+      if (outcome !== undefined) {
+        handedOver.delete(request);
+        if (outcome instanceof SessionError) endResponse(sessionErrorResponse(outcome, fetchAPI.Response));
+        else sessions.set(request, outcome);
+        return;
+      }
       try {
         sessions.set(request, await resolver.resolve(request.headers));
       } catch (error) {

@@ -1,4 +1,12 @@
-import { GraphQLError, getOperationAST, getVariableValues, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import {
+  GraphQLError,
+  getOperationAST,
+  getVariableValues,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLSchema,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { forwardTarget, type ForwardTarget } from './fast-path.js';
 import { roleSchemaInfo } from './permissions/role-schema.js';
@@ -64,6 +72,38 @@ function misplaced(hooks: PermissionHooks, args: ExecutionArgs): ExecutionResult
       '(getSession must find the session from the context Envelop\'s onEnveloped sees, before the context is built)',
   );
   return { errors: [new GraphQLError('Unexpected error.', { extensions: { code: 'unexpected' } })] };
+}
+
+/**
+ * How `registry` answers an operation that needs nothing of the gateway's own execution: a query
+ * or mutation whose root fields all belong to remotes (the fast path, or a compiled plan without
+ * the local schema's fields or introspection). The returned function does what `useRemoteSchemas`
+ * does for it in `onExecute` (role check, variables checked, presets, one request per remote,
+ * answers mapped back); `undefined` for any other operation (subscriptions, local fields, what a
+ * plan cannot express). `schema` is the schema the document was validated against: the registry's
+ * live schema, or `registry.schemaFor(session)` with permissions.
+ *
+ * For servers that answer such operations before Yoga's request pipeline (the reference server's
+ * direct lane); the arguments are those `execute` would get.
+ */
+export function remoteOperationRunner(
+  registry: RemoteSchemaRegistry,
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+): ((args: ExecutionArgs) => Promise<ExecutionResult>) | undefined {
+  const operation = getOperationAST(document, operationName);
+  if (!operation || operation.operation === 'subscription') return undefined;
+  const hooks = permissionHooksOf(registry);
+  const refusedOr = (run: (args: ExecutionArgs) => Promise<ExecutionResult>) => (args: ExecutionArgs) => {
+    const refused = hooks && misplaced(hooks, args);
+    return refused ? Promise.resolve(refused) : run(args);
+  };
+  const target = forwardTarget(schema, document, operationName);
+  if (target) return refusedOr((args) => forward(target, args));
+  const plan = planFor(schema, document, operationName, loggerOf(registry));
+  if (!plan || plan.calls.some((call) => call.local)) return undefined;
+  return refusedOr((args) => executePlan(plan, args));
 }
 
 /**

@@ -75,6 +75,22 @@ export function createOriginPolicy(options: {
 const ALLOWED_METHODS = 'GET, POST, OPTIONS';
 const PREFLIGHT_MAX_AGE_SECONDS = '86400';
 
+function allowedOriginHeaders(policy: OriginPolicy, origin: string | undefined): Record<string, string> | undefined {
+  if (policy.anyOrigin) return { 'access-control-allow-origin': '*' };
+  if (origin === undefined || !policy.isListed(origin)) return undefined;
+  return { 'access-control-allow-origin': origin, 'access-control-allow-credentials': 'true' };
+}
+
+/**
+ * The CORS headers of an answer (not a preflight) to a request from `origin`, as {@link useCors}
+ * adds them: `Vary: Origin` whenever origins are listed, and the allowed origin's headers.
+ */
+export function corsAnswerHeaders(policy: OriginPolicy, origin: string | undefined): Record<string, string> | undefined {
+  if (policy.disabled) return undefined;
+  const allowed = allowedOriginHeaders(policy, origin);
+  return policy.anyOrigin ? allowed : { vary: 'Origin', ...allowed };
+}
+
 /**
  * CORS headers as `--cors-domain` says: with `*`, `Access-Control-Allow-Origin: *` and never
  * credentials (a page can read answers but not act with its visitor's cookies); a listed origin gets
@@ -82,11 +98,7 @@ const PREFLIGHT_MAX_AGE_SECONDS = '86400';
  * gets no CORS headers. Preflight requests are answered here with 204.
  */
 export function useCors(policy: OriginPolicy): Plugin {
-  const headersFor = (origin: string | null): Record<string, string> | undefined => {
-    if (policy.anyOrigin) return { 'access-control-allow-origin': '*' };
-    if (origin === null || !policy.isListed(origin)) return undefined;
-    return { 'access-control-allow-origin': origin, 'access-control-allow-credentials': 'true' };
-  };
+  const headersFor = (origin: string | null) => allowedOriginHeaders(policy, origin ?? undefined);
   return {
     onRequest({ request, endResponse, fetchAPI }) {
       if (policy.disabled || request.method !== 'OPTIONS' || !request.headers.has('access-control-request-method')) return;

@@ -1,4 +1,15 @@
-import { GraphQLError, Kind, Lexer, Source, TokenKind, parse, type DocumentNode, type SelectionSetNode, type ValueNode } from 'graphql';
+import {
+  GraphQLError,
+  Kind,
+  Lexer,
+  Source,
+  TokenKind,
+  parse,
+  type DocumentNode,
+  type ParseOptions,
+  type SelectionSetNode,
+  type ValueNode,
+} from 'graphql';
 import { LRUCache } from 'lru-cache';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { nestingDepth } from './depth-limit.js';
@@ -80,37 +91,49 @@ export function useRequestBodyLimit(maxBytes: number): Plugin {
 const TOKEN_LIMIT_MESSAGE = /^Syntax Error: Document contains more th\w+ \d+ tokens/;
 
 /**
+ * `parse` bounded as {@link useOperationLimits} describes: throws the limit errors (with their HTTP
+ * status) for a document over `maxTokens` tokens or nested deeper than `maxDepth`, else graphql-js's
+ * own errors. Also used by the server's direct lane, so both paths refuse the same documents.
+ */
+export function createLimitedParse(options: { maxTokens: number; maxDepth?: number }): (source: string | Source, parseOptions?: ParseOptions) => DocumentNode {
+  const { maxTokens } = options;
+  const maxDepth = options.maxDepth ?? MAX_OPERATION_DEPTH;
+  const tooDeep = () =>
+    limitError(`the operation is nested too deeply: more than ${maxDepth} levels`, 'validation-failed', 400);
+  const tooManyTokens = () => limitError(`the operation has more than ${maxTokens} tokens`, 'validation-failed', 400);
+  return (source, parseOptions) => {
+    const text = typeof source === 'string' ? source : source.body;
+    if (nestingDepth(text, maxDepth) > maxDepth) throw tooDeep();
+    // A token takes at least one character, so a shorter text cannot be over the limit. A
+    // longer one is counted first with the lexer alone, several times cheaper than the parser
+    // building a tree it would throw away.
+    if (text.length > maxTokens && moreTokensThan(text, maxTokens)) throw tooManyTokens();
+    let document: DocumentNode;
+    try {
+      document = parse(source, { ...parseOptions, maxTokens });
+    } catch (error) {
+      if (error instanceof GraphQLError && TOKEN_LIMIT_MESSAGE.test(error.message)) throw tooManyTokens();
+      throw error;
+    }
+    if (expandedDepth(document, maxDepth) > maxDepth) throw tooDeep();
+    return document;
+  };
+}
+
+/**
  * Bounds the work one GraphQL document can cause, before and while it is parsed: at most
  * `maxTokens` lexical tokens (the parser stops at the first one past it) and at most `maxDepth`
  * levels of nesting, first in the text (graphql-js is recursive), then with fragments expanded
  * (shallow fragments spread into each other nest as deep as their text would). Runs only when a
  * document is not in Yoga's parser cache.
  */
-export function useOperationLimits(options: { maxTokens: number; maxDepth?: number }): Plugin {
-  const { maxTokens } = options;
-  const maxDepth = options.maxDepth ?? MAX_OPERATION_DEPTH;
-  const tooDeep = () =>
-    limitError(`the operation is nested too deeply: more than ${maxDepth} levels`, 'validation-failed', 400);
-  const tooManyTokens = () => limitError(`the operation has more than ${maxTokens} tokens`, 'validation-failed', 400);
+export function useOperationLimits(
+  options: { maxTokens: number; maxDepth?: number } | { parse: ReturnType<typeof createLimitedParse> },
+): Plugin {
+  const limitedParse = 'parse' in options ? options.parse : createLimitedParse(options);
   return {
     onParse({ setParseFn }) {
-      setParseFn((source, parseOptions) => {
-        const text = typeof source === 'string' ? source : source.body;
-        if (nestingDepth(text, maxDepth) > maxDepth) throw tooDeep();
-        // A token takes at least one character, so a shorter text cannot be over the limit. A
-        // longer one is counted first with the lexer alone, several times cheaper than the parser
-        // building a tree it would throw away.
-        if (text.length > maxTokens && moreTokensThan(text, maxTokens)) throw tooManyTokens();
-        let document: DocumentNode;
-        try {
-          document = parse(source, { ...parseOptions, maxTokens });
-        } catch (error) {
-          if (error instanceof GraphQLError && TOKEN_LIMIT_MESSAGE.test(error.message)) throw tooManyTokens();
-          throw error;
-        }
-        if (expandedDepth(document, maxDepth) > maxDepth) throw tooDeep();
-        return document;
-      });
+      setParseFn(limitedParse);
     },
     onExecutionResult({ result, setResult }) {
       // Yoga marks every parse failure as a GraphQL-over-HTTP "spec" error, which an

@@ -189,17 +189,28 @@ export function useRequestTracking(): Plugin {
         if (!isDocument(result)) return;
         const operationName = (context as { params?: { operationName?: unknown } }).params?.operationName;
         const operation = getOperationAST(result, typeof operationName === 'string' ? operationName : undefined);
-        if (!operation) return;
-        record.operationType = operation.operation;
-        record.operationName = operation.name?.value ?? null;
-        const span = record.span;
-        if (span?.isRecording()) {
-          span.setAttribute('graphql.operation.type', operation.operation);
-          if (operation.name) span.setAttribute('graphql.operation.name', operation.name.value);
-        }
+        if (operation) note(record, operation.operation, operation.name?.value ?? null);
       };
     },
   };
+}
+
+function note(record: RequestRecord, type: string, name: string | null): void {
+  record.operationType = type;
+  record.operationName = name;
+  const span = record.span;
+  if (span?.isRecording()) {
+    span.setAttribute('graphql.operation.type', type);
+    if (name !== null) span.setAttribute('graphql.operation.name', name);
+  }
+}
+
+/** The operation and role of an HTTP request answered before Yoga (the server's direct lane). */
+export function noteOperation(request: IncomingMessage, type: string, name: string | null, role: string): void {
+  const record = (request as Tracked)[RECORD];
+  if (!record) return;
+  record.role = role;
+  note(record, type, name);
 }
 
 function isDocument(value: unknown): value is DocumentNode {

@@ -1,0 +1,314 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { context as otelContext } from '@opentelemetry/api';
+import { getOperationAST, validate, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { LRUCache } from 'lru-cache';
+import { handOverSession, SessionError, type Session, type SessionResolver } from '@svc-graphql/jwt-session';
+import { remoteOperationRunner, type RemoteSchemaRegistry } from '@svc-graphql/remote-schemas';
+
+/**
+ * The direct lane: a GraphQL request whose operation is answered by remotes alone is served by
+ * the plain `node:http` handler, before Yoga's request pipeline (whatwg-node Request and Response
+ * objects, Envelop's hooks). It reads the body, resolves the session, looks the operation up
+ * (parsed, validated against the session's schema and planned once per document), calls the
+ * remotes with the same code Yoga's path uses, and writes an answer that has no error.
+ *
+ * Anything else goes to Yoga, which decides as it always has: a request it does not recognize at
+ * once (another path or method, a query string, no `Content-Length`, another content type or
+ * `Accept`, a body that is not a plain `{query, variables, operationName}`), a refused session, an
+ * operation that does not parse, validate or plan to remotes alone (subscriptions, local fields,
+ * introspection), and every answer with errors. What the lane already did is handed over with it,
+ * so nothing runs twice: the body (read again from memory), the session or its refusal
+ * ({@link handOverSession}), and the remotes' answer (executed by {@link useDirectLaneHandover}).
+ * Errors, their masking and their statuses are therefore always Yoga's.
+ */
+
+const HANDOVER = Symbol('svc-graphql direct lane');
+
+/** What the lane did for a request before handing it to Yoga. */
+interface Handover {
+  session?: Session | SessionError;
+  outcome?: {
+    started: number;
+    /** The remotes' answer, or what the call threw. */
+    result?: ExecutionResult;
+    thrown?: unknown;
+  };
+}
+
+type LaneRequest = IncomingMessage & { [HANDOVER]?: Handover; body?: unknown };
+
+/** The operation of one (schema, document, operation name), ready to run. */
+interface Lane {
+  run: (args: ExecutionArgs) => Promise<ExecutionResult>;
+  type: 'query' | 'mutation';
+  /** The operation's own name (for logs and spans). */
+  name: string | null;
+}
+
+interface Params {
+  query: string;
+  variables: Record<string, unknown> | null | undefined;
+  operationName: string | null | undefined;
+}
+
+export interface DirectLaneOptions {
+  graphqlPath: string;
+  /** Bodies declared larger go to Yoga (which answers 413). */
+  maxBodyBytes: number;
+  resolver: SessionResolver;
+  registry: RemoteSchemaRegistry;
+  /** Yoga's caches of parsed documents and parse errors (shared: one parse per text for both paths). */
+  documentCache: LRUCache<string, DocumentNode>;
+  errorCache: LRUCache<string, object>;
+  /** The parse Yoga's path uses (with the server's token and depth limits). */
+  parse: (text: string) => DocumentNode;
+  /** Headers CORS adds to an answer for this `Origin`. */
+  corsHeaders: (origin: string | undefined) => Record<string, string> | undefined;
+  /** Before the remotes are called: the operation and role of the request (request log, span). */
+  onOperation?: (req: IncomingMessage, type: 'query' | 'mutation', name: string | null, role: string) => void;
+  /** An answer written by the lane (metrics). */
+  onAnswered?: (type: 'query' | 'mutation', seconds: number) => void;
+  /** The request's id (`context.requestId`). */
+  requestId: (req: IncomingMessage) => string;
+}
+
+/** Reads back a body the lane consumed, as whatwg-node reads a request's (an async iterable). */
+class ReplayedBody {
+  constructor(readonly bytes: Buffer) {}
+  async *[Symbol.asyncIterator](): AsyncGenerator<Buffer> {
+    yield this.bytes;
+  }
+}
+
+const JSON_CONTENT_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+const DIGITS = /^\d+$/;
+const PARAM_KEYS = new Set(['query', 'variables', 'operationName']);
+
+/**
+ * The media type Yoga answers a regular result with for this `Accept` (the first listed type it
+ * can give, a wildcard giving `application/json`), or `undefined` when Yoga would pick another
+ * processor or refuse: then Yoga answers.
+ */
+export function answerMediaType(accept: string | undefined): 'application/json' | 'application/graphql-response+json' | undefined {
+  if (accept === undefined || accept === '') return 'application/json';
+  for (const entry of accept.replace(/\s/g, '').toLowerCase().split(',')) {
+    const [mediaType, ...parameters] = entry.split(';');
+    const charset = parameters.find((parameter) => parameter.includes('charset='));
+    if (charset !== undefined && charset !== 'charset=utf-8') continue;
+    if (mediaType === 'application/graphql-response+json') return mediaType;
+    if (mediaType === 'application/json' || mediaType === 'application/*' || mediaType === '*/*') return 'application/json';
+  }
+  return undefined;
+}
+
+function readParams(body: Buffer): Params | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const params = value as Record<string, unknown>;
+  for (const key of Object.keys(params)) if (!PARAM_KEYS.has(key)) return undefined;
+  const { query, variables, operationName } = params;
+  if (typeof query !== 'string' || query === '') return undefined;
+  if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return undefined;
+  return {
+    query,
+    variables: variables as Record<string, unknown> | null | undefined,
+    operationName: operationName as string | null | undefined,
+  };
+}
+
+/**
+ * The direct lane in front of `yoga` (the Node handler it falls back to). Requests it cannot
+ * answer reach `yoga` unchanged but for their body, already read.
+ */
+export function createDirectLane(
+  yoga: (req: IncomingMessage, res: ServerResponse) => void,
+  options: DirectLaneOptions,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const { graphqlPath, maxBodyBytes, resolver, registry, documentCache, errorCache } = options;
+  // Per schema (the live one, or a role's) and document: each operation name's lane, or `null`
+  // when Yoga must answer it. Weak: a swapped-out schema and an evicted document take theirs along.
+  const lanes = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string | null, Lane | null>>>();
+
+  const laneFor = (schema: GraphQLSchema, text: string, operationName: string | null): { lane: Lane; document: DocumentNode } | undefined => {
+    let document = documentCache.get(text);
+    if (document === undefined) {
+      if (errorCache.has(text)) return undefined;
+      try {
+        document = options.parse(text);
+      } catch {
+        // Yoga parses it again and answers (and remembers) the error.
+        return undefined;
+      }
+      documentCache.set(text, document);
+    }
+    let bySchema = lanes.get(schema);
+    if (bySchema === undefined) {
+      bySchema = new WeakMap();
+      lanes.set(schema, bySchema);
+    }
+    let byName = bySchema.get(document);
+    if (byName === undefined) {
+      byName = new Map();
+      bySchema.set(document, byName);
+    }
+    const known = byName.get(operationName);
+    if (known !== undefined) return known === null ? undefined : { lane: known, document };
+    const operation = getOperationAST(document, operationName);
+    // No such operation: Yoga says so (not remembered, so names a client makes up take no memory).
+    if (!operation) return undefined;
+    let lane: Lane | null = null;
+    if (validate(schema, document).length === 0) {
+      const run = remoteOperationRunner(registry, schema, document, operationName);
+      if (run && operation.operation !== 'subscription') {
+        lane = { run, type: operation.operation, name: operation.name?.value ?? null };
+      }
+    }
+    byName.set(operationName, lane);
+    return lane === null ? undefined : { lane, document };
+  };
+
+  const handOver = (req: LaneRequest, res: ServerResponse, body: Buffer, handover: Handover | undefined) => {
+    req.body = new ReplayedBody(body);
+    if (handover) req[HANDOVER] = handover;
+    yoga(req, res);
+  };
+
+  const answer = async (req: LaneRequest, res: ServerResponse, body: Buffer, mediaType: string) => {
+    const params = readParams(body);
+    if (!params) return handOver(req, res, body, undefined);
+    let session: Session;
+    try {
+      session = await resolver.resolve(req.headers);
+    } catch (error) {
+      return handOver(req, res, body, error instanceof SessionError ? { session: error } : undefined);
+    }
+    const handover: Handover = { session };
+    const schema = registry.schemaFor(session);
+    const operationName = params.operationName ?? null;
+    const found = laneFor(schema, params.query, operationName);
+    if (!found) return handOver(req, res, body, handover);
+    const { lane, document } = found;
+    options.onOperation?.(req, lane.type, lane.name, session.role);
+    const started = performance.now();
+    const contextValue = {
+      req,
+      request: { headers: req.headers },
+      params,
+      session,
+      requestId: options.requestId(req),
+    };
+    let result: ExecutionResult;
+    try {
+      result = await lane.run({
+        schema,
+        document,
+        operationName,
+        variableValues: params.variables,
+        contextValue,
+        rootValue: undefined,
+      });
+    } catch (thrown) {
+      handover.outcome = { started, thrown };
+      return handOver(req, res, body, handover);
+    }
+    if ((result.errors !== undefined && result.errors.length > 0) || result.data == null || result.extensions?.['http'] !== undefined) {
+      handover.outcome = { started, result };
+      return handOver(req, res, body, handover);
+    }
+    options.onAnswered?.(lane.type, (performance.now() - started) / 1000);
+    if (res.destroyed) return;
+    const text = JSON.stringify(result);
+    const headers: Record<string, string | number> = {
+      'content-type': `${mediaType}; charset=utf-8`,
+      'content-length': Buffer.byteLength(text),
+    };
+    const cors = options.corsHeaders(req.headers.origin);
+    if (cors) Object.assign(headers, cors);
+    res.writeHead(200, headers);
+    res.end(text);
+  };
+
+  return (req, res) => {
+    const length = req.headers['content-length'];
+    const contentType = req.headers['content-type'];
+    const mediaType = answerMediaType(req.headers.accept);
+    if (
+      req.method !== 'POST' ||
+      req.url !== graphqlPath ||
+      length === undefined ||
+      !DIGITS.test(length) ||
+      Number(length) === 0 ||
+      Number(length) > maxBodyBytes ||
+      req.headers['transfer-encoding'] !== undefined ||
+      contentType === undefined ||
+      !JSON_CONTENT_TYPE.test(contentType) ||
+      mediaType === undefined
+    ) {
+      yoga(req, res);
+      return;
+    }
+    // Node hands over exactly Content-Length bytes.
+    const body = Buffer.allocUnsafe(Number(length));
+    let offset = 0;
+    // The request's span (and any other OpenTelemetry context) stays active once the body is read.
+    const active = otelContext.active();
+    req.on('data', (chunk: Buffer) => {
+      chunk.copy(body, offset);
+      offset += chunk.length;
+    });
+    req.once('end', () => {
+      otelContext.with(active, () => {
+        answer(req, res, offset === body.length ? body : body.subarray(0, offset), mediaType).catch((error: unknown) => {
+          // Not expected (every failure above is handed to Yoga): the connection is not left hanging.
+          if (!res.headersSent) {
+            res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+            res.end(JSON.stringify({ errors: [{ message: 'Unexpected error.', extensions: { code: 'unexpected' } }] }));
+          } else {
+            res.destroy(error instanceof Error ? error : undefined);
+          }
+        });
+      });
+    });
+  };
+}
+
+/**
+ * The Yoga side of the hand-over, listed before the session plugin: a request the lane handed
+ * over keeps the session (or refusal) the lane resolved, and, listed after the remote schemas
+ * plugin too, its operation is answered with what the remotes already answered.
+ */
+export function useDirectLaneHandover(options: { onExecutionStarted?: (context: unknown, started: number) => void } = {}): {
+  session: Plugin;
+  execution: Plugin;
+} {
+  const handoverOf = (serverContext: unknown): Handover | undefined =>
+    ((serverContext as { req?: LaneRequest } | null | undefined)?.req as LaneRequest | undefined)?.[HANDOVER];
+  return {
+    session: {
+      onRequest({ request, serverContext }) {
+        const handover = handoverOf(serverContext);
+        if (handover?.session !== undefined) handOverSession(request, handover.session);
+      },
+    },
+    execution: {
+      onExecute({ args, setExecuteFn }) {
+        const handover = handoverOf(args.contextValue);
+        const outcome = handover?.outcome;
+        if (outcome === undefined) return;
+        // Once, whatever Yoga's path found meanwhile (a schema swapped in between): the remotes
+        // were called for this request already, and a mutation must not run twice.
+        delete handover!.outcome;
+        options.onExecutionStarted?.(args.contextValue, outcome.started);
+        const { result, thrown } = outcome;
+        setExecuteFn(() => (result !== undefined ? result : Promise.reject(thrown)));
+      },
+    },
+  };
+}
