@@ -1,6 +1,10 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
+import { urlToHttpOptions } from 'node:url';
+
+/** Parsed remote URLs kept by one transport (far more than remotes are configured). */
+const MAX_PARSED_URLS = 1024;
 
 export interface TransportResponse {
   status: number;
@@ -114,10 +118,22 @@ export function nodeTransport(limits: TransportLimits): DisposableTransport {
   // unbounded sockets to one remote; the timer of each call runs while it waits.
   const http = new HttpAgent({ keepAlive: true, maxSockets: maxSocketsPerRemote });
   const https = new HttpsAgent({ keepAlive: true, maxSockets: maxSocketsPerRemote });
+  // Each remote's URL parsed once, not by node:http on every call (a remote has one or two URLs).
+  const targets = new Map<string, RequestOptions>();
+  const targetOf = (url: string): RequestOptions => {
+    let target = targets.get(url);
+    if (target === undefined) {
+      if (targets.size >= MAX_PARSED_URLS) targets.clear();
+      target = urlToHttpOptions(new URL(url));
+      targets.set(url, target);
+    }
+    return target;
+  };
   const send = (url: string, headers: Record<string, string>, payload: Buffer, timeoutMs: number, resendable: boolean) =>
     new Promise<TransportResponse>((resolve, reject) => {
       const secure = url.startsWith('https:');
-      const request = (secure ? httpsRequest : httpRequest)(url, {
+      const request = (secure ? httpsRequest : httpRequest)({
+        ...targetOf(url),
         method: 'POST',
         agent: secure ? https : http,
         headers: { ...headerBytes(headers), 'content-length': String(payload.length) },

@@ -254,18 +254,17 @@ export function createDirectLane(
       yoga(req, res);
       return;
     }
-    // Node hands over exactly Content-Length bytes.
-    const body = Buffer.allocUnsafe(Number(length));
-    let offset = 0;
+    // Node hands over at most Content-Length bytes. Kept as they arrive (a body declared large
+    // but sent slowly holds only what has come).
+    const chunks: Buffer[] = [];
     // The request's span (and any other OpenTelemetry context) stays active once the body is read.
     const active = otelContext.active();
-    req.on('data', (chunk: Buffer) => {
-      chunk.copy(body, offset);
-      offset += chunk.length;
-    });
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    // A client gone before its body ended: its response closes with it (no 'end').
+    req.on('error', () => {});
     req.once('end', () => {
       otelContext.with(active, () => {
-        answer(req, res, offset === body.length ? body : body.subarray(0, offset), mediaType).catch((error: unknown) => {
+        answer(req, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), mediaType).catch((error: unknown) => {
           // Not expected (every failure above is handed to Yoga): the connection is not left hanging.
           if (!res.headersSent) {
             res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
