@@ -71,6 +71,8 @@ export interface DirectLaneOptions {
   onAnswered?: (type: 'query' | 'mutation', seconds: number) => void;
   /** The request's id (`context.requestId`). */
   requestId: (req: IncomingMessage) => string;
+  /** A failure of the lane itself (a bug: every expected failure is handed to Yoga); answered 500. */
+  onUnexpectedError?: (error: unknown) => void;
 }
 
 /** Reads back a body the lane consumed, as whatwg-node reads a request's (an async iterable). */
@@ -100,6 +102,18 @@ export function answerMediaType(accept: string | undefined): 'application/json' 
     if (mediaType === 'application/json' || mediaType === 'application/*' || mediaType === '*/*') return 'application/json';
   }
   return undefined;
+}
+
+/**
+ * Whether `document` validates against `schema`. graphql-js 16 throws from a rule or two instead of
+ * reporting (a subscription root field under `@skip` without its argument): Yoga answers that.
+ */
+function isValid(schema: GraphQLSchema, document: DocumentNode): boolean {
+  try {
+    return validate(schema, document).length === 0;
+  } catch {
+    return false;
+  }
 }
 
 function readParams(body: Buffer): Params | undefined {
@@ -164,7 +178,7 @@ export function createDirectLane(
     // No such operation: Yoga says so (not remembered, so names a client makes up take no memory).
     if (!operation) return undefined;
     let lane: Lane | null = null;
-    if (validate(schema, document).length === 0) {
+    if (isValid(schema, document)) {
       const run = remoteOperationRunner(registry, schema, document, operationName);
       if (run && operation.operation !== 'subscription') {
         lane = { run, type: operation.operation, name: operation.name?.value ?? null };
@@ -266,6 +280,7 @@ export function createDirectLane(
       otelContext.with(active, () => {
         answer(req, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), mediaType).catch((error: unknown) => {
           // Not expected (every failure above is handed to Yoga): the connection is not left hanging.
+          options.onUnexpectedError?.(error);
           if (!res.headersSent) {
             res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
             res.end(JSON.stringify({ errors: [{ message: 'Unexpected error.', extensions: { code: 'unexpected' } }] }));
