@@ -1,8 +1,8 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
-import { GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
 import { createYoga, isAsyncIterable, mapAsyncIterator } from 'graphql-yoga';
-import type { OperationResult } from 'graphql-ws';
-import { useServer } from 'graphql-ws/use/ws';
+import type { ConnectionInitMessage, Context, OperationResult, SubscribePayload } from 'graphql-ws';
+import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
   createGraphqlWsSession,
@@ -335,6 +335,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
           onOperation: noteOperation,
           ...(metrics && { onAnswered: (type: 'query' | 'mutation', seconds: number) => countDirectAnswer(metrics, type, seconds) }),
           requestId: assignRequestId,
+          onUnexpectedError: (error) => logger.error('the direct lane failed to answer a request:', error),
         })
       : yoga;
 
@@ -373,6 +374,85 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       });
     });
     const wsSession = createGraphqlWsSession(resolver);
+    /**
+     * onSubscribe's work for an operation that may start: the arguments to execute it with (its
+     * root value carries `operation`, told when it has started), or the errors that answer it.
+     */
+    const prepareOperation = async (
+      ctx: Context<ConnectionInitMessage['payload'], Extra>,
+      payload: SubscribePayload,
+      operation: StartingOperation,
+    ): Promise<ExecutionArgs | readonly GraphQLError[]> => {
+      const upgrade = ctx.extra.request;
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(upgrade.headers)) {
+        if (typeof value === 'string') headers.set(name, value);
+        else if (Array.isArray(value)) headers.set(name, value.join(', '));
+      }
+      const initHeaders = (ctx.connectionParams as { headers?: unknown } | undefined)?.headers;
+      if (initHeaders && typeof initHeaders === 'object') {
+        for (const [name, value] of Object.entries(initHeaders)) {
+          if (typeof value !== 'string') continue;
+          try {
+            headers.set(name, value);
+          } catch {
+            // Not a valid header name or value (connection_init is free-form JSON): left out.
+          }
+        }
+      }
+      // The Host header stays in `headers`; the URL only has to be valid, whatever a client sends.
+      // POST: every operation may run over the socket, mutations included (Yoga refuses
+      // mutations of GET requests).
+      const request = new Request(`http://localhost${GRAPHQL_PATH}`, { method: 'POST', headers });
+      const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+        ...ctx,
+        req: upgrade,
+        socket: ctx.extra.socket,
+        request,
+        params: payload,
+        session: wsSession.getSession(ctx),
+      });
+      let document: DocumentNode;
+      try {
+        document = parse(payload.query);
+      } catch (error) {
+        // A syntax error (or an operation refused before parsing) fails this operation only,
+        // not the whole connection.
+        countWebSocketRefusal(metrics, undefined, undefined);
+        if (error instanceof GraphQLError) return [error];
+        throw error;
+      }
+      let errors: readonly GraphQLError[];
+      try {
+        errors = validate(schema, document);
+      } catch (error) {
+        // graphql-js 16 throws from a rule or two (a subscription root field under @skip whose
+        // argument is a variable) instead of reporting: fail this operation, not the connection.
+        countWebSocketRefusal(metrics, document, payload.operationName);
+        if (error instanceof GraphQLError) return [error];
+        throw error;
+      }
+      if (errors.length > 0) {
+        countWebSocketRefusal(metrics, document, payload.operationName);
+        return errors;
+      }
+      // graphql-ws would answer this itself, without executing (and so without `started`).
+      if (!getOperationAST(document, payload.operationName ?? undefined)) {
+        countWebSocketRefusal(metrics, document, payload.operationName);
+        return [new GraphQLError('Unable to identify operation')];
+      }
+      const args: ExecutionArgs = {
+        schema,
+        document,
+        operationName: payload.operationName ?? null,
+        variableValues: payload.variables ?? null,
+        contextValue: await contextFactory(),
+        rootValue: { execute, subscribe, operation } as EnvelopedRoot,
+      };
+      return args;
+    };
+    /** Per connection, the operations between onSubscribe and their start, by id. */
+    const starting = new WeakMap<object, Map<string, StartingOperation>>();
     useServer(
       {
         // Error texts stay out of close reasons.
@@ -388,8 +468,8 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         },
         onConnect: (ctx) => wsSession.onConnect(ctx),
         onClose: (ctx) => wsSession.onClose(ctx),
-        execute: (args) => countWebSocketResult(metrics, args, failAlone(() => (args.rootValue as EnvelopedRoot).execute(args), logger)),
-        subscribe: (args) => countWebSocketResult(metrics, args, failAlone(() => (args.rootValue as EnvelopedRoot).subscribe(args), logger)),
+        execute: (args) => settle(args, countWebSocketResult(metrics, args, failAlone(() => (args.rootValue as EnvelopedRoot).execute(args), logger))),
+        subscribe: (args) => settle(args, countWebSocketResult(metrics, args, failAlone(() => (args.rootValue as EnvelopedRoot).subscribe(args), logger))),
         onSubscribe: async (ctx, id, payload) => {
           // `ctx.subscriptions` holds this connection's operations in flight, this one's id included.
           if (Object.keys(ctx.subscriptions).filter((key) => key !== id).length >= maxOperationsPerConnection) {
@@ -400,68 +480,36 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
               }),
             ];
           }
-          const upgrade = ctx.extra.request;
-          const headers = new Headers();
-          for (const [name, value] of Object.entries(upgrade.headers)) {
-            if (typeof value === 'string') headers.set(name, value);
-            else if (Array.isArray(value)) headers.set(name, value.join(', '));
+          // An id the client completed while its operation was still starting, sent again: graphql-ws
+          // would attach the first operation's stream to the new one's id once it starts, where
+          // nothing ends it (a remote subscription held open for good). The new one is refused
+          // until the first has started, and the first is ended as it starts.
+          let startingIds = starting.get(ctx);
+          if (startingIds === undefined) {
+            startingIds = new Map();
+            starting.set(ctx, startingIds);
           }
-          const initHeaders = (ctx.connectionParams as { headers?: unknown } | undefined)?.headers;
-          if (initHeaders && typeof initHeaders === 'object') {
-            for (const [name, value] of Object.entries(initHeaders)) {
-              if (typeof value !== 'string') continue;
-              try {
-                headers.set(name, value);
-              } catch {
-                // Not a valid header name or value (connection_init is free-form JSON): left out.
-              }
-            }
-          }
-          // The Host header stays in `headers`; the URL only has to be valid, whatever a client sends.
-          // POST: every operation may run over the socket, mutations included (Yoga refuses
-          // mutations of GET requests).
-          const request = new Request(`http://localhost${GRAPHQL_PATH}`, { method: 'POST', headers });
-          const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-            ...ctx,
-            req: upgrade,
-            socket: ctx.extra.socket,
-            request,
-            params: payload,
-            session: wsSession.getSession(ctx),
-          });
-          let document: DocumentNode;
-          try {
-            document = parse(payload.query);
-          } catch (error) {
-            // A syntax error (or an operation refused before parsing) fails this operation only,
-            // not the whole connection.
+          const earlier = startingIds.get(id);
+          if (earlier !== undefined) {
+            earlier.superseded = true;
             countWebSocketRefusal(metrics, undefined, undefined);
-            if (error instanceof GraphQLError) return [error];
-            throw error;
+            return [
+              new GraphQLError(`an operation with id "${id}" is still starting; send it again once it has ended`, {
+                extensions: { code: 'validation-failed', path: '$' },
+              }),
+            ];
           }
-          let errors: readonly GraphQLError[];
+          const ids = startingIds;
+          const state: StartingOperation = { superseded: false, started: () => ids.delete(id) };
+          ids.set(id, state);
+          let handedOn = false;
           try {
-            errors = validate(schema, document);
-          } catch (error) {
-            // graphql-js 16 throws from a rule or two (a subscription root field under @skip whose
-            // argument is a variable) instead of reporting: fail this operation, not the connection.
-            countWebSocketRefusal(metrics, document, payload.operationName);
-            if (error instanceof GraphQLError) return [error];
-            throw error;
+            const outcome = await prepareOperation(ctx, payload, state);
+            handedOn = !Array.isArray(outcome);
+            return outcome;
+          } finally {
+            if (!handedOn) ids.delete(id);
           }
-          if (errors.length > 0) {
-            countWebSocketRefusal(metrics, document, payload.operationName);
-            return errors;
-          }
-          const args: ExecutionArgs = {
-            schema,
-            document,
-            operationName: payload.operationName ?? null,
-            variableValues: payload.variables ?? null,
-            contextValue: await contextFactory(),
-            rootValue: { execute, subscribe } as EnvelopedRoot,
-          };
-          return args;
         },
       },
       wsServer,
@@ -530,6 +578,58 @@ function sessionOfContext(context: unknown): { role: string; variables: Record<s
 interface EnvelopedRoot {
   execute: (args: ExecutionArgs) => OperationResult;
   subscribe: (args: ExecutionArgs) => OperationResult;
+  operation: StartingOperation;
+}
+
+/** A graphql-ws operation between its `subscribe` message and its start. */
+interface StartingOperation {
+  /** Its id was sent again meanwhile (after a `complete`): it is ended as it starts. */
+  superseded: boolean;
+  /** It started (or failed to): its id may be used again. */
+  started: () => void;
+}
+
+/**
+ * A stream that yields nothing until it is returned (ending it on its own would make graphql-ws
+ * send `complete` for an id the client may be using again).
+ */
+function emptyStream(): AsyncIterableIterator<never> {
+  const done: IteratorResult<never> = { done: true, value: undefined };
+  let over = false;
+  let finish: ((result: IteratorResult<never>) => void) | undefined;
+  return {
+    next: () =>
+      over
+        ? Promise.resolve(done)
+        : new Promise<IteratorResult<never>>((resolve) => {
+            finish = resolve;
+          }),
+    return: async () => {
+      over = true;
+      finish?.(done);
+      return done;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+/**
+ * `pending`, after which the operation of `args` counts as started. A superseded operation's stream
+ * is ended at once, and graphql-ws, which may attach it to the id's new slot, gets an empty one.
+ */
+async function settle<T>(args: ExecutionArgs, pending: Promise<T>): Promise<T> {
+  const { operation } = args.rootValue as EnvelopedRoot;
+  let result: T;
+  try {
+    result = await pending;
+  } finally {
+    operation.started();
+  }
+  if (!operation.superseded || !isAsyncIterable(result)) return result;
+  void (result as unknown as AsyncIterableIterator<unknown>).return?.();
+  return emptyStream() as T;
 }
 
 /**
