@@ -214,7 +214,8 @@ const loadRows = results.map((r) => [
 const targetList: Target[] = [];
 const totalFailures = results.reduce((n, r) => n + failuresOf(r), 0);
 targetList.push({ name: 'failed requests = 0 (steady and during swaps)', measured: String(totalFailures), pass: totalFailures === 0 });
-for (const r of results.filter((x) => x.types <= 1000)) {
+// Issue 3 set the target for up to 1,000 types; issue 8 for 5,000 too.
+for (const r of results) {
   targetList.push({ name: `p99 during swaps <= 2x steady (${r.types} types)`, measured: `${p99Ratio(r).toFixed(2)}x`, pass: p99Ratio(r) <= 2 });
 }
 for (const r of results) {

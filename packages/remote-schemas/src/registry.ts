@@ -18,7 +18,7 @@ import { validateRoleSchema, type RoleSchemaValidation } from './permissions/val
 import { redactUrls } from './redact.js';
 import { RemoteClient, type ClientHooks } from './remote-client.js';
 import { fetchTransport, nodeTransport, type DisposableTransport } from './transport.js';
-import { buildRemoteSchema, checkDistinctNames, publicRemoteSchema } from './remote-schema.js';
+import { buildRemoteSchema, buildUncheckedRemoteSchema, checkDistinctNames, checkRemoteSchema, publicRemoteSchema } from './remote-schema.js';
 import type {
   PlanOptions,
   RegistryPlan,
@@ -315,7 +315,9 @@ class Registry implements RemoteSchemaRegistry {
     // Building a schema of thousands of types takes a while: yield between the steps so that
     // requests being served are not held up by one long block.
     await yieldToEventLoop();
-    const own = buildRemoteSchema(entry.name, introspection);
+    const own = buildUncheckedRemoteSchema(entry.name, introspection);
+    await yieldToEventLoop();
+    checkRemoteSchema(entry.name, own);
     let remoteSchema = own;
     checkDistinctNames(remoteSchema, definition.customization);
     const scalars = builtInScalarMapping(definition.customization?.type_names?.mapping);

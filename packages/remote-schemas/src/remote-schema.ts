@@ -20,17 +20,27 @@ import type { FieldNamesCustomization, RemoteSchemaCustomization } from './types
  * would refuse is a `remote-schema-error` that says what is wrong.
  */
 export function buildRemoteSchema(name: string, introspection: ExecutionResult): GraphQLSchema {
+  const schema = buildUncheckedRemoteSchema(name, introspection);
+  checkRemoteSchema(name, schema);
+  return schema;
+}
+
+/** The first half of {@link buildRemoteSchema}: the schema, not yet validated. */
+export function buildUncheckedRemoteSchema(name: string, introspection: ExecutionResult): GraphQLSchema {
   const data = introspection.data as IntrospectionQuery | null | undefined;
   if (!data || typeof data !== 'object' || !data.__schema) {
     throw new RemoteSchemaError('remote-schema-error', `remote schema "${name}": the introspection result has no "__schema"`);
   }
-  let schema: GraphQLSchema;
   try {
-    schema = buildClientSchema(data);
+    return buildClientSchema(data);
   } catch (cause) {
     const message = cause instanceof Error ? cause.message : String(cause);
     throw new RemoteSchemaError('remote-schema-error', `remote schema "${name}" is invalid: ${message}`, { cause });
   }
+}
+
+/** The second half of {@link buildRemoteSchema}: throws for a schema that is not valid. */
+export function checkRemoteSchema(name: string, schema: GraphQLSchema): void {
   const errors = validateSchema(schema);
   if (errors.length > 0) {
     throw new RemoteSchemaError(
@@ -38,7 +48,6 @@ export function buildRemoteSchema(name: string, introspection: ExecutionResult):
       `remote schema "${name}" is invalid: ${errors.map((e) => e.message).join('; ')}`,
     );
   }
-  return schema;
 }
 
 /** A remote's schema as clients see it: customized, with resolvers that reach the remote. */
