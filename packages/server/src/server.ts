@@ -3,6 +3,7 @@ import { GraphQLError, getOperationAST, type DocumentNode, type ExecutionArgs, t
 import { createYoga, isAsyncIterable, mapAsyncIterator } from 'graphql-yoga';
 import type { ConnectionInitMessage, Context, OperationResult, SubscribePayload } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
+import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
   createGraphqlWsSession,
@@ -351,7 +352,9 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       // with the upgrade whatever page opened the socket).
       if (!readsUpgradeCookie(request, origins, wsReadCookie)) delete request.headers.cookie;
       // The connection's id: `context.requestId` of its operations, and sent to remotes.
-      assignRequestId(request);
+      const requestId = assignRequestId(request);
+      // A refused handshake carries it too (the 101 gets it from the 'headers' event).
+      withRequestIdOnRefusal(socket, requestId);
       // Refuses other paths and bad handshakes itself.
       wsServer.handleUpgrade(request, socket, head, (ws) => {
         // `ws` emits 'error' for what a client did wrong (a message over the limit, a bad frame)
@@ -703,6 +706,33 @@ function readsUpgradeCookie(request: IncomingMessage, origins: OriginPolicy, alw
   const origin = request.headers.origin;
   if (origin === undefined) return true;
   return origins.anyOrigin ? origins.isOwn(origin) : origins.isListed(origin) || origins.isOwn(origin);
+}
+
+/**
+ * Adds `x-request-id` to the answer `ws` writes when it refuses a handshake (another path, a bad
+ * key or version): `ws` ends the socket with that answer, status line and headers in one string,
+ * as the first thing on the socket (an accepted one is written as a 101, which gets the header from
+ * the 'headers' event). Only the first write or end is looked at.
+ */
+function withRequestIdOnRefusal(socket: Duplex, requestId: string): void {
+  const { write, end } = socket;
+  const restore = () => {
+    socket.write = write;
+    socket.end = end;
+  };
+  const withId = (chunk: unknown): unknown => {
+    if (typeof chunk !== 'string' || !chunk.startsWith('HTTP/1.1 ') || chunk.startsWith('HTTP/1.1 101')) return chunk;
+    const lineEnd = chunk.indexOf('\r\n');
+    return lineEnd === -1 ? chunk : `${chunk.slice(0, lineEnd + 2)}x-request-id: ${requestId}\r\n${chunk.slice(lineEnd + 2)}`;
+  };
+  socket.write = function firstWrite(this: Duplex, chunk: unknown, ...rest: unknown[]): boolean {
+    restore();
+    return (write as (...args: unknown[]) => boolean).call(this, withId(chunk), ...rest);
+  } as Duplex['write'];
+  socket.end = function firstEnd(this: Duplex, chunk?: unknown, ...rest: unknown[]): Duplex {
+    restore();
+    return (end as (...args: unknown[]) => Duplex).call(this, withId(chunk), ...rest);
+  } as Duplex['end'];
 }
 
 function positiveInteger(option: ServerOptionError['option'], value: number | undefined, fallback: number): number {

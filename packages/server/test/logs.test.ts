@@ -262,6 +262,34 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
     }
     expect(remote.connections.at(-1)?.headers['x-request-id']).toBe('ws-request-id-7');
 
+    // Upgrades carry x-request-id too, accepted (101) or refused by the WebSocket server (400).
+    const upgrade = (path: string, headers: Record<string, string>) =>
+      new Promise<{ status: number | undefined; id: string | string[] | undefined }>((done, fail) => {
+        const request = httpRequest(`${url}${path}`, {
+          headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', ...headers },
+        });
+        request.on('upgrade', (response, socket) => {
+          socket.destroy();
+          done({ status: response.statusCode, id: response.headers['x-request-id'] });
+        });
+        request.on('response', (response) => {
+          response.resume();
+          done({ status: response.statusCode, id: response.headers['x-request-id'] });
+        });
+        request.on('error', fail);
+        request.end();
+      });
+    const key = 'dGhlIHNhbXBsZSBub25jZQ==';
+    expect(await upgrade('/v1/graphql', { 'sec-websocket-key': key, 'sec-websocket-protocol': 'graphql-transport-ws', 'x-request-id': 'up-1' })).toEqual({
+      status: 101,
+      id: 'up-1',
+    });
+    expect(await upgrade('/v1/graphql', { 'sec-websocket-key': 'not a key', 'x-request-id': 'up-2' })).toEqual({ status: 400, id: 'up-2' });
+    expect(await upgrade('/elsewhere', { 'sec-websocket-key': key, 'x-request-id': 'up-3' })).toEqual({ status: 400, id: 'up-3' });
+    const generated = await upgrade('/elsewhere', { 'sec-websocket-key': key });
+    expect(generated.status).toBe(400);
+    expect(generated.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
 
