@@ -470,3 +470,34 @@ describe('label values stay bounded', () => {
     expect(results['result=other']).toBe(2 + 100 - (MAX_JWT_RESULTS - 2));
   });
 });
+
+describe('a JWKS endpoint that fails', () => {
+  it('counts each failed fetch as outcome error, and the refused token by its result', async () => {
+    let fetches = 0;
+    const failing = createHttpServer((_request, response) => {
+      fetches++;
+      response.writeHead(500, { 'content-type': 'text/plain' });
+      response.end('down');
+    });
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = failing.address();
+      const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/jwks.json`;
+      const server = await start({ adminSecret: ADMIN_SECRET, jwtSecret: JSON.stringify({ jwk_url: url, claims_namespace: NAMESPACE }) });
+      const refused = await graphql(server, '{ __typename }', { authorization: `Bearer ${await token(signingKey, 600)}` });
+      expect(refused.status).toBe(401);
+      const samples = await scrape(server, ADMIN);
+      const outcomes = series(samples, 'svc_graphql_jwks_fetches_total');
+      // Each attempt the JWKS server answered is one error; none succeeded.
+      expect(outcomes['outcome=ok']).toBe(0);
+      // (a retry may have come between the scrape and this line)
+      expect(outcomes['outcome=error']).toBeGreaterThanOrEqual(1);
+      expect(outcomes['outcome=error']).toBeLessThanOrEqual(fetches);
+      const results = series(samples, 'svc_graphql_jwt_verifications_total');
+      expect(results['result=ok'] ?? 0).toBe(0);
+      expect(Object.values(results).reduce((n, v) => n + v, 0)).toBe(1);
+    } finally {
+      await new Promise<void>((resolve) => failing.close(() => resolve()));
+    }
+  });
+});
