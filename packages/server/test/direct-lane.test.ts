@@ -1,5 +1,8 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, print } from 'graphql';
@@ -62,13 +65,14 @@ describe('direct lane: the same answers as Yoga', () => {
   let yogaRemote: RunningRemote;
   let lane: SvcGraphqlServer;
   let yoga: SvcGraphqlServer;
+  const dir = mkdtempSync(join(tmpdir(), 'svc-graphql-lane-'));
 
   beforeAll(async () => {
     [laneRemote, yogaRemote] = await Promise.all([startSampleRemote({ name: 'sample' }), startSampleRemote({ name: 'sample' })]);
     const common = { port: 0, adminSecret: ADMIN_SECRET, logger: silent } as const;
     [lane, yoga] = await Promise.all([
-      createServer({ ...common, databaseUrl: `file:${tmpStore('lane')}`, directLane: true }),
-      createServer({ ...common, databaseUrl: `file:${tmpStore('yoga')}`, directLane: false }),
+      createServer({ ...common, databaseUrl: `file:${join(dir, 'lane.json')}`, directLane: true }),
+      createServer({ ...common, databaseUrl: `file:${join(dir, 'yoga.json')}`, directLane: false }),
     ]);
     for (const [server, remote] of [
       [lane, laneRemote],
@@ -82,6 +86,7 @@ describe('direct lane: the same answers as Yoga', () => {
   afterAll(async () => {
     await Promise.all([lane?.close(), yoga?.close()]);
     await Promise.all([laneRemote?.close(), yogaRemote?.close()]);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   async function both(body: string, headers?: Record<string, string>): Promise<void> {
@@ -168,10 +173,6 @@ describe('direct lane: the same answers as Yoga', () => {
     60_000 + RUNS * 1_000,
   );
 });
-
-function tmpStore(name: string): string {
-  return `${process.env['TMPDIR'] ?? '/tmp'}/svc-graphql-lane-${name}-${process.pid}-${Date.now()}/metadata.json`;
-}
 
 describe('direct lane: which requests it takes', () => {
   let remote: RunningRemote;
