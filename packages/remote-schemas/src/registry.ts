@@ -18,7 +18,8 @@ import { validateRoleSchema, type RoleSchemaValidation } from './permissions/val
 import { redactUrls } from './redact.js';
 import { RemoteClient, type ClientHooks } from './remote-client.js';
 import { fetchTransport, nodeTransport, type DisposableTransport } from './transport.js';
-import { buildRemoteSchema, buildUncheckedRemoteSchema, checkDistinctNames, checkRemoteSchema, publicRemoteSchema } from './remote-schema.js';
+import { yieldToEventLoop } from './slices.js';
+import { buildRemoteSchema, buildUncheckedRemoteSchemaInSlices, checkDistinctNames, checkRemoteSchema, publicRemoteSchema } from './remote-schema.js';
 import type {
   PlanOptions,
   RegistryPlan,
@@ -59,7 +60,6 @@ interface Retry {
   timer: ReturnType<typeof setTimeout>;
 }
 
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function keyOf(entry: RemoteSchemaEntry): string {
   return JSON.stringify(entry.definition);
@@ -315,7 +315,7 @@ class Registry implements RemoteSchemaRegistry {
     // Building a schema of thousands of types takes a while: yield between the steps so that
     // requests being served are not held up by one long block.
     await yieldToEventLoop();
-    const own = buildUncheckedRemoteSchema(entry.name, introspection);
+    const own = await buildUncheckedRemoteSchemaInSlices(entry.name, introspection);
     await yieldToEventLoop();
     checkRemoteSchema(entry.name, own);
     let remoteSchema = own;

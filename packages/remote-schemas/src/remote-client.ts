@@ -15,6 +15,7 @@ import type { ForwardedSession, NormalizedOptions } from './options.js';
 import { applyPresets } from './permissions/presets.js';
 import { roleSchemaInfo } from './permissions/role-schema.js';
 import { redactUrl, redactUrls } from './redact.js';
+import { SLICE_MS, parseJsonInSlices } from './slices.js';
 import { SubscriptionPool } from './subscriptions.js';
 import { RemoteTimeoutError, type Transport } from './transport.js';
 import { endRemoteSpan, startRemoteSpan } from './tracing.js';
@@ -206,8 +207,14 @@ export class RemoteClient {
    * `remote-schema-error` result, which names the URL as configured for admin (`admin`) and
    * without credentials for anyone else. Only a query may be sent twice (see `Transport`).
    */
-  async post(body: GraphQLRequestBody, headers: Record<string, string>, operation: HttpOperation, admin: boolean): Promise<ExecutionResult> {
-    const answer = await this.#exchange(body, headers, operation);
+  async post(
+    body: GraphQLRequestBody,
+    headers: Record<string, string>,
+    operation: HttpOperation,
+    admin: boolean,
+    inSlices = false,
+  ): Promise<ExecutionResult> {
+    const answer = await this.#exchange(body, headers, operation, inSlices);
     return typeof answer === 'symbol' ? { errors: [remoteCallError(admin ? this.adminUrl : this.publicUrl)] } : answer;
   }
 
@@ -215,14 +222,22 @@ export class RemoteClient {
    * The remote's GraphQL response, or why there is none: `TIMED_OUT` (no answer within
    * `timeout_seconds`) or `FAILED` (any other failure, logged). Never rejects.
    */
-  async #exchange(body: GraphQLRequestBody, headers: Record<string, string>, operation: HttpOperation): Promise<ExecutionResult | typeof FAILED | typeof TIMED_OUT> {
+  async #exchange(
+    body: GraphQLRequestBody,
+    headers: Record<string, string>,
+    operation: HttpOperation,
+    inSlices = false,
+  ): Promise<ExecutionResult | typeof FAILED | typeof TIMED_OUT> {
     const { url, timeoutMs } = this.definition;
     const sent = { accept: 'application/graphql-response+json, application/json', ...headers, 'content-type': 'application/json' };
     // A CLIENT span (a no-op without an OpenTelemetry SDK) whose `traceparent` the remote receives.
     const span = startRemoteSpan(this.name, url, sent);
     try {
       const response = await this.#transport(url, sent, JSON.stringify(body), timeoutMs, operation === 'query');
-      const json = parseGraphQLResponse(response.text, body.query);
+      // A large answer (an introspection result) is parsed in slices, not in one block.
+      const json = inSlices
+        ? await parseJsonInSlices(response.text, SLICE_MS).then((value) => readGraphQLResponse(value, body.query), () => undefined)
+        : parseGraphQLResponse(response.text, body.query);
       if (json) {
         endRemoteSpan(span, response.status);
         return json;
@@ -265,6 +280,7 @@ export class RemoteClient {
       ),
       'query',
       false,
+      true,
     );
     if (result.errors?.length || !result.data) {
       const first = result.errors?.[0];
@@ -302,6 +318,10 @@ function parseGraphQLResponse(text: string, query: string): ExecutionResult | un
   } catch {
     return undefined;
   }
+  return readGraphQLResponse(json, query);
+}
+
+function readGraphQLResponse(json: unknown, query: string): ExecutionResult | undefined {
   if (!json || typeof json !== 'object' || Array.isArray(json)) return undefined;
   const { data, errors, extensions } = json as { data?: unknown; errors?: unknown; extensions?: unknown };
   if (data === undefined && errors === undefined) return undefined;

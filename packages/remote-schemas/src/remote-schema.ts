@@ -12,6 +12,8 @@ import { defaultMergedResolver, delegateToSchema, type SubschemaConfig } from '@
 import { RenameObjectFields, RenameRootFields, RenameTypes, WrapFields, wrapSchema } from '@graphql-tools/wrap';
 import type { Transform } from '@graphql-tools/delegate';
 import { BUILT_IN_SCALARS, builtInScalarMapping } from './builtin-scalars.js';
+import { buildClientSchemaInSteps } from './client-schema.js';
+import { SLICE_MS, runInSlices } from './slices.js';
 import { RemoteSchemaError } from './errors.js';
 import type { FieldNamesCustomization, RemoteSchemaCustomization } from './types.js';
 
@@ -33,6 +35,21 @@ export function buildUncheckedRemoteSchema(name: string, introspection: Executio
   }
   try {
     return buildClientSchema(data);
+  } catch (cause) {
+    const message = cause instanceof Error ? cause.message : String(cause);
+    throw new RemoteSchemaError('remote-schema-error', `remote schema "${name}" is invalid: ${message}`, { cause });
+  }
+}
+
+/**
+ * {@link buildUncheckedRemoteSchema} in slices of about `SLICE_MS` with the event loop let through
+ * between them (a remote of thousands of types takes 100 ms and more to build).
+ */
+export async function buildUncheckedRemoteSchemaInSlices(name: string, introspection: ExecutionResult): Promise<GraphQLSchema> {
+  const data = introspection.data as IntrospectionQuery | null | undefined;
+  if (!data || typeof data !== 'object' || !data.__schema) return buildUncheckedRemoteSchema(name, introspection);
+  try {
+    return await runInSlices(buildClientSchemaInSteps(data), SLICE_MS);
   } catch (cause) {
     const message = cause instanceof Error ? cause.message : String(cause);
     throw new RemoteSchemaError('remote-schema-error', `remote schema "${name}" is invalid: ${message}`, { cause });
