@@ -177,11 +177,15 @@ export function boundedParserCaches(): { documentCache: LRUCache<string, Documen
 
 /**
  * The deepest nesting of `{ ( [` any operation of `document` would have with every fragment spread
- * written out in place (as an inline fragment). Stops counting past `limit`. Each fragment's depth
- * is computed once, so fragments that spread each other many times cost no more than their text
- * (a depth cut short past the limit may be remembered too high, which only ever refuses a document
+ * replaced by the fragment's selections: a spread adds no level of its own, so an operation
+ * written with fragments is as deep as the same operation written out (an inline fragment's
+ * braces count, as they do in the text). Stops counting past `limit`. Each fragment's depth is
+ * computed once, so fragments that spread each other many times cost no more than their text (a
+ * depth cut short past the limit may be remembered too high, which only ever refuses a document
  * that is too deep anyway). A fragment cycle counts as nothing here: validation refuses it.
  */
+const SPREAD_CHAIN_LIMIT_FACTOR = 4;
+
 export function expandedDepth(document: DocumentNode, limit: number): number {
   const fragments = new Map<string, SelectionSetNode>();
   for (const definition of document.definitions) {
@@ -208,8 +212,11 @@ export function expandedDepth(document: DocumentNode, limit: number): number {
     if (cached !== undefined) return cached;
     const selectionSet = fragments.get(name);
     if (selectionSet === undefined || expanding.has(name)) return 0;
+    // A chain of spreads adds no level but does recurse: bound it like nesting, far above any
+    // real operation's, so that a long chain (with a raised token limit) cannot exhaust the stack.
+    if (expanding.size >= SPREAD_CHAIN_LIMIT_FACTOR * limit) return limit + 1;
     expanding.add(name);
-    const depth = selectionSetDepth(selectionSet);
+    const depth = deepestSelection(selectionSet);
     expanding.delete(name);
     known.set(name, depth);
     return depth;

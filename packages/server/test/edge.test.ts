@@ -192,6 +192,43 @@ describe('request limits', () => {
     expect(await nested.json()).toEqual(tooDeep);
   });
 
+  it('counts a fragment spread as the selections it holds: written with fragments, an operation is as deep as written out', async () => {
+    const big = await start({ maxQueryTokens: 100_000 });
+    await addSample(big);
+    // Nested selection sets: 1 the operation's, 2 user's (a User), then the set opened by `posts`
+    // at odd levels (a Post) and by `author` at even ones (a User).
+    const opening = (level: number) => (level % 2 === 1 ? 'posts' : 'author');
+    const typeAt = (level: number) => (level % 2 === 1 ? 'Post' : 'User');
+    const writtenOut = (depth: number) => {
+      let inner = 'id';
+      for (let level = depth; level >= 3; level--) inner = `${opening(level)} { ${inner} }`;
+      return `{ user(id: "1") { ${inner} } }`;
+    };
+    const withFragments = (depth: number) => {
+      // One fragment per level: F<level> holds what the set opened at that level selects.
+      const fragments: string[] = [];
+      for (let level = 3; level <= depth; level++) {
+        const inside = level === depth ? 'id' : `${opening(level + 1)} { ...F${level + 1} }`;
+        fragments.push(`fragment F${level} on ${typeAt(level)} { ${inside} }`);
+      }
+      return `{ user(id: "1") { posts { ...F3 } } } ${fragments.join(' ')}`;
+    };
+    for (const depth of [256, 257]) {
+      for (const query of [writtenOut(depth), withFragments(depth)]) {
+        const response = await post(big, JSON.stringify({ query }));
+        const body = (await response.json()) as { data?: unknown; errors?: unknown };
+        if (depth === 256) {
+          expect(response.status).toBe(200);
+          expect(body.errors).toBeUndefined();
+          expect(body.data).toMatchObject({ user: { posts: expect.any(Array) } });
+        } else {
+          expect(response.status).toBe(400);
+          expect(body).toEqual(tooDeep);
+        }
+      }
+    }
+  });
+
   it('answers the limits with 400 over graphql-ws too, keeping the connection', async () => {
     const client = wsClient(server, {}, ADMIN);
     await expect(first(client, `{ ${'remoteName '.repeat(99)}}`)).rejects.toMatchObject([
