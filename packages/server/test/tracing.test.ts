@@ -1,18 +1,20 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
 
 /**
  * The real CLI exporting to a real OTLP/HTTP receiver on 127.0.0.1 (a small HTTP server here that
  * decodes the exporter's JSON payloads): the span tree of a request through a remote, the
  * `traceparent` the remote received, a client's `traceparent` continued, metadata operation spans,
- * and the spans buffered until a graceful stop sent before the process ends.
+ * JWKS fetch spans (from jwt-session, which must share the server's OpenTelemetry API), and the spans buffered until a graceful stop sent before the process ends.
  */
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
@@ -51,6 +53,8 @@ interface ReceivedSpan {
 const spans: ReceivedSpan[] = [];
 const exports: Array<{ path: string; contentType: string | undefined }> = [];
 let receiver: Server;
+let jwks: Server;
+let signingKey: CryptoKey;
 let remote: RunningRemote;
 let child: ChildProcessWithoutNullStreams;
 let url: string;
@@ -107,6 +111,16 @@ function startReceiver(): Promise<Server> {
 beforeAll(async () => {
   receiver = await startReceiver();
   remote = await startSampleRemote();
+  // A JWKS endpoint for the server's JWT configuration: its fetches must be traced too.
+  const pair = await generateKeyPair('RS256');
+  signingKey = pair.privateKey;
+  const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+  jwks = createHttpServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ keys: [jwk] }));
+  });
+  await new Promise<void>((done) => jwks.listen(0, '127.0.0.1', done));
+  const jwkUrl = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`;
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (!key.startsWith('SVC_GRAPHQL_') && !key.startsWith('OTEL_')) env[key] = value;
@@ -117,7 +131,10 @@ beforeAll(async () => {
   env['OTEL_BSP_SCHEDULE_DELAY'] = '600000';
   child = spawn(
     process.execPath,
-    ['--import', 'tsx', BIN, 'serve', '--server-port', '0', '--database-url', `file:${join(dir, 'metadata.json')}`, '--admin-secret', ADMIN_SECRET],
+    [
+      ...['--import', 'tsx', BIN, 'serve', '--server-port', '0', '--database-url', `file:${join(dir, 'metadata.json')}`],
+      ...['--admin-secret', ADMIN_SECRET, '--jwt-secret', JSON.stringify({ jwk_url: jwkUrl })],
+    ],
     { cwd: ROOT, env },
   );
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -137,6 +154,7 @@ afterAll(async () => {
   if (child.exitCode === null) child.kill('SIGKILL');
   await remote?.close();
   await new Promise((done) => receiver?.close(done));
+  await new Promise((done) => jwks?.close(done));
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -175,6 +193,19 @@ describe('traces over OTLP/HTTP (svc-graphql serve with OTEL_EXPORTER_OTLP_ENDPO
     expect(secondParent?.[1]).toBe(clientTraceId);
     // The remote's parent is the server's own client span, never the client's span copied through.
     expect(secondParent?.[2]).not.toBe(clientSpanId);
+
+    // A token verified with a key of the JWKS, which the server fetched.
+    const token = await new SignJWT({ 'https://svc-graphql.dev/jwt/claims': { 'x-svc-allowed-roles': ['user'], 'x-svc-default-role': 'user' } })
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(signingKey);
+    const withToken = await fetch(`${url}/v1/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(await withToken.json()).toEqual({ data: { __typename: 'Query' } });
 
     // Nothing exported yet (a batch every 10 minutes): the graceful stop sends it all.
     expect(spans).toEqual([]);
@@ -234,5 +265,23 @@ describe('traces over OTLP/HTTP (svc-graphql serve with OTEL_EXPORTER_OTLP_ENDPO
     const introspection = spans.filter((span) => span.parentSpanId === metadata?.spanId);
     expect(introspection).toHaveLength(1);
     expect(introspection[0]).toMatchObject({ kind: SPAN_KIND_CLIENT, name: 'remote_schema sample', traceId: metadata?.traceId });
+
+    // 4. The JWKS fetch: a client span of jwt-session.
+    const fetches = spans.filter((span) => span.name === 'jwks.fetch');
+    expect(fetches.length).toBeGreaterThanOrEqual(1);
+    for (const fetched of fetches) {
+      expect(fetched).toMatchObject({ kind: SPAN_KIND_CLIENT, scope: '@svc-graphql/jwt-session', attributes: { 'url.full': expect.stringMatching(/\/jwks\.json$/) } });
+    }
   }, 60_000);
+
+  it('resolves one copy of @opentelemetry/api for every package: a second copy would not see the SDK the server registers', () => {
+    const resolved = new Set<string>();
+    for (const name of ['jwt-session', 'remote-schemas', 'metadata-api', 'server']) {
+      const manifest = join(ROOT, 'packages', name, 'package.json');
+      const declared = (JSON.parse(readFileSync(manifest, 'utf8')) as { dependencies?: Record<string, string> }).dependencies ?? {};
+      expect(declared['@opentelemetry/api'], name).toBeDefined();
+      resolved.add(createRequire(manifest).resolve('@opentelemetry/api'));
+    }
+    expect([...resolved]).toHaveLength(1);
+  });
 });
