@@ -89,7 +89,7 @@ function outcome(build: () => GraphQLSchema): { schema: IntrospectionQuery; sdl:
 describe('buildClientSchemaInSteps', () => {
   it.each([
     ['every kind of definition', RICH],
-    ['the sample remote', createSampleSchema()],
+    ['the sample remote', createSampleSchema('sample')],
     ['a generated remote of 300 types', createGeneratedSchema({ types: 300 })],
   ])('builds %s exactly as graphql-js buildClientSchema does', async (_name, schema) => {
     const introspection = introspectionOf(schema);
