@@ -705,7 +705,8 @@ function readsUpgradeCookie(request: IncomingMessage, origins: OriginPolicy, alw
   if (always) return true;
   const origin = request.headers.origin;
   if (origin === undefined) return true;
-  return origins.anyOrigin ? origins.isOwn(origin) : origins.isListed(origin) || origins.isOwn(origin);
+  // With a list, only its origins: the server's own origin too must be listed to be trusted.
+  return origins.anyOrigin ? origins.isOwn(origin) : origins.isListed(origin);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type Client } from 'graphql-ws';
@@ -44,6 +45,18 @@ async function addSample(server: SvcGraphqlServer): Promise<void> {
     body: JSON.stringify({ type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url } } }),
   });
   expect(response.status).toBe(200);
+}
+
+/** A port nothing listens on right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 }
 
 function post(server: SvcGraphqlServer, body: string, headers: Record<string, string> = ADMIN): Promise<Response> {
@@ -432,11 +445,23 @@ describe('browsers', () => {
     expect(await refused).toBe(4403);
     await hostile.dispose();
 
-    for (const origin of ['https://app.example.com', server.url]) {
-      const listed = wsClient(server, { origin, cookie });
-      await expect(first(listed, '{ remoteName }')).resolves.toEqual({ data: { remoteName: 'sample' } });
-      await listed.dispose();
-    }
+    const listed = wsClient(server, { origin: 'https://app.example.com', cookie });
+    await expect(first(listed, '{ remoteName }')).resolves.toEqual({ data: { remoteName: 'sample' } });
+    await listed.dispose();
+
+    // With a list, the server's own origin is one more origin that is not listed.
+    const own = wsClient(server, { origin: server.url, cookie });
+    const ownRefused = closeCode(own);
+    void first(own, '{ remoteName }').catch(() => undefined);
+    expect(await ownRefused).toBe(4403);
+    await own.dispose();
+    // Listed, it is trusted like any listed origin (the port is chosen first to be listed).
+    const port = await freePort();
+    const listing = await start({ port, corsDomain: `https://app.example.com,http://127.0.0.1:${port}` });
+    await addSample(listing);
+    const ownAllowed = wsClient(listing, { origin: listing.url, cookie });
+    await expect(first(ownAllowed, '{ remoteName }')).resolves.toEqual({ data: { remoteName: 'sample' } });
+    await ownAllowed.dispose();
 
     const withoutOrigin = wsClient(server, { cookie });
     await expect(first(withoutOrigin, '{ remoteName }')).resolves.toEqual({ data: { remoteName: 'sample' } });
