@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { getOperationAST, Kind, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -153,6 +154,48 @@ type HttpLogFields = {
   role: string | null;
   remote_calls: number;
 };
+
+/**
+ * The `http-log` entry of a WebSocket upgrade request, written when its handshake is answered:
+ * status 101, or the status of the refusal. The connection's operations are not part of it (a
+ * connection carries many); its id is the one they see as `context.requestId`.
+ */
+export function upgradeLog(logger: Logger | ServerLogger): (request: IncomingMessage, status: number, startedMs: number) => void {
+  const log = httpLogWriter(logger);
+  return (request, status, startedMs) =>
+    log?.({
+      request_id: assignRequestId(request),
+      method: request.method ?? '',
+      path: pathOf(request.url),
+      status,
+      latency_ms: Math.round((performance.now() - startedMs) * 1000) / 1000,
+      operation_type: null,
+      operation_name: null,
+      role: null,
+      remote_calls: 0,
+    });
+}
+
+/**
+ * Answers what Node's HTTP parser refuses before any handler runs (a malformed request line or
+ * header, headers over Node's size limit, a request that took too long to arrive) as Node would,
+ * 400, 431 or 408 and the connection closed, but with `x-request-id` like every other answer, and
+ * logs it (`http-log`, method and path empty: the request was never read).
+ */
+export function clientErrorAnswer(logger: Logger | ServerLogger): (error: Error & { code?: string }, socket: Duplex) => void {
+  const log = httpLogWriter(logger);
+  return (error, socket) => {
+    const pending = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (error.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true) {
+      socket.destroy();
+      return;
+    }
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const id = randomUUID();
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nx-request-id: ${id}\r\n\r\n`);
+    log?.({ request_id: id, method: '', path: '', status, latency_ms: 0, operation_type: null, operation_name: null, role: null, remote_calls: 0 });
+  };
+}
 
 /** Writes `http-log` entries at `info`; `undefined` when the level leaves them out. */
 function httpLogWriter(logger: Logger | ServerLogger): ((fields: HttpLogFields) => void) | undefined {

@@ -40,7 +40,7 @@ import { graphiqlOptions, renderGraphiqlPage, useGraphiqlAssets } from './graphi
 import { createDirectLane, useDirectLaneHandover } from './direct-lane.js';
 import { boundedParserCaches, createLimitedParse, useOperationLimits, useRequestBodyLimit } from './limits.js';
 import { createLogger, type Logger, type ServerLogger } from './logger.js';
-import { assignRequestId, countRemoteCall, noteOperation, trackRequests, useRequestTracking } from './request-log.js';
+import { assignRequestId, clientErrorAnswer, countRemoteCall, noteOperation, trackRequests, upgradeLog, useRequestTracking } from './request-log.js';
 import {
   backdateExecution,
   countDirectAnswer,
@@ -345,16 +345,25 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
     const httpServer = createHttpServer(trackRequests(handler, { logger, graphqlPath: GRAPHQL_PATH, metadataPath: '/v1/metadata' }));
     // Messages over the body limit close the socket with 1009 before they are buffered whole.
     const wsServer = new WebSocketServer({ noServer: true, path: GRAPHQL_PATH, maxPayload: limits.maxRequestBodySize });
+    // What Node's parser refuses is answered with `x-request-id` and logged too.
+    httpServer.on('clientError', clientErrorAnswer(logger));
+    // One http-log entry per upgrade request, when its handshake is answered.
+    const logUpgrade = upgradeLog(logger);
+    const upgradeStarted = new WeakMap<IncomingMessage, number>();
     // The 101 answer carries the connection's `x-request-id` too (printable ASCII: safe in a header).
-    wsServer.on('headers', (headers: string[], request: IncomingMessage) => headers.push(`x-request-id: ${assignRequestId(request)}`));
+    wsServer.on('headers', (headers: string[], request: IncomingMessage) => {
+      headers.push(`x-request-id: ${assignRequestId(request)}`);
+      logUpgrade(request, 101, upgradeStarted.get(request) ?? performance.now());
+    });
     httpServer.on('upgrade', (request: IncomingMessage, socket, head) => {
+      upgradeStarted.set(request, performance.now());
       // A page of another origin must never act with its visitor's cookie (the browser sends it
       // with the upgrade whatever page opened the socket).
       if (!readsUpgradeCookie(request, origins, wsReadCookie)) delete request.headers.cookie;
       // The connection's id: `context.requestId` of its operations, and sent to remotes.
       const requestId = assignRequestId(request);
       // A refused handshake carries it too (the 101 gets it from the 'headers' event).
-      withRequestIdOnRefusal(socket, requestId);
+      withRequestIdOnRefusal(socket, requestId, (status) => logUpgrade(request, status, upgradeStarted.get(request) ?? performance.now()));
       // Refuses other paths and bad handshakes itself.
       wsServer.handleUpgrade(request, socket, head, (ws) => {
         // `ws` emits 'error' for what a client did wrong (a message over the limit, a bad frame)
@@ -715,7 +724,7 @@ function readsUpgradeCookie(request: IncomingMessage, origins: OriginPolicy, alw
  * as the first thing on the socket (an accepted one is written as a 101, which gets the header from
  * the 'headers' event). Only the first write or end is looked at.
  */
-function withRequestIdOnRefusal(socket: Duplex, requestId: string): void {
+function withRequestIdOnRefusal(socket: Duplex, requestId: string, onRefusal: (status: number) => void): void {
   const { write, end } = socket;
   const restore = () => {
     socket.write = write;
@@ -723,6 +732,8 @@ function withRequestIdOnRefusal(socket: Duplex, requestId: string): void {
   };
   const withId = (chunk: unknown): unknown => {
     if (typeof chunk !== 'string' || !chunk.startsWith('HTTP/1.1 ') || chunk.startsWith('HTTP/1.1 101')) return chunk;
+    const status = Number(chunk.slice(9, 12));
+    if (Number.isInteger(status)) onRefusal(status);
     const lineEnd = chunk.indexOf('\r\n');
     return lineEnd === -1 ? chunk : `${chunk.slice(0, lineEnd + 2)}x-request-id: ${requestId}\r\n${chunk.slice(lineEnd + 2)}`;
   };

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -261,6 +262,10 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
       await client.dispose();
     }
     expect(remote.connections.at(-1)?.headers['x-request-id']).toBe('ws-request-id-7');
+    // The upgrade request is logged once, as answered (101); its operations are not requests.
+    const upgradeEntry = (id: string, path: string, status: number) =>
+      sent.push({ id, status, expect: { method: 'GET', path, status, operation_type: null, operation_name: null, role: null, remote_calls: 0 } });
+    upgradeEntry('ws-request-id-7', '/v1/graphql', 101);
 
     // Upgrades carry x-request-id too, accepted (101) or refused by the WebSocket server (400).
     const upgrade = (path: string, headers: Record<string, string>) =>
@@ -284,11 +289,37 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
       status: 101,
       id: 'up-1',
     });
+    upgradeEntry('up-1', '/v1/graphql', 101);
     expect(await upgrade('/v1/graphql', { 'sec-websocket-key': 'not a key', 'x-request-id': 'up-2' })).toEqual({ status: 400, id: 'up-2' });
+    upgradeEntry('up-2', '/v1/graphql', 400);
     expect(await upgrade('/elsewhere', { 'sec-websocket-key': key, 'x-request-id': 'up-3' })).toEqual({ status: 400, id: 'up-3' });
+    upgradeEntry('up-3', '/elsewhere', 400);
     const generated = await upgrade('/elsewhere', { 'sec-websocket-key': key });
     expect(generated.status).toBe(400);
     expect(generated.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    upgradeEntry(generated.id as string, '/elsewhere', 400);
+
+    // What Node's HTTP parser refuses (no handler runs) is answered with an id and logged too:
+    // a malformed request line (400), headers over Node's limit (431).
+    const raw = (bytes: string) =>
+      new Promise<string>((done, fail) => {
+        const socket = connect(Number(new URL(url).port), '127.0.0.1', () => socket.write(bytes));
+        let answer = '';
+        socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+        socket.on('end', () => done(answer));
+        socket.on('error', fail);
+      });
+    for (const [bytes, status, reason] of [
+      ['GARBAGE\r\n\r\n', 400, 'Bad Request'],
+      [`GET /v1/graphql HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'Request Header Fields Too Large'],
+    ] as const) {
+      const answer = await raw(bytes);
+      expect(answer.startsWith(`HTTP/1.1 ${status} ${reason}\r\n`)).toBe(true);
+      expect(answer).toMatch(/\r\nConnection: close\r\n/);
+      const id = /\r\nx-request-id: ([^\r]+)\r\n/.exec(answer)?.[1];
+      expect(id).toMatch(UUID);
+      sent.push({ id: id as string, status, expect: { method: '', path: '', status, operation_type: null, operation_name: null, role: null, remote_calls: 0 } });
+    }
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
@@ -304,7 +335,7 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
     }
     expect(entries.some((entry) => entry['type'] === 'server' && String(entry['msg']).startsWith('serving GraphQL at'))).toBe(true);
 
-    // One http-log entry per HTTP request (the WebSocket upgrade is not one), in order, exact fields.
+    // One http-log entry per HTTP request (WebSocket upgrades included), in order, exact fields.
     const httpLogs = entries.filter((entry) => entry['type'] === 'http-log');
     expect(httpLogs).toHaveLength(sent.length);
     for (const [index, entry] of httpLogs.entries()) {
