@@ -54,7 +54,8 @@ function entriesOf(headers: ClientHeaders): Array<[string, string]> {
 /**
  * The headers sent to a remote, names lower-cased. Highest priority first: configured
  * headers, then the session as `x-svc-*` headers, then the client's headers (when
- * `forward_client_headers`) without connection-level headers, session headers and the admin secret.
+ * `forward_client_headers`) without connection-level headers (the WebSocket handshake's included),
+ * session headers and the admin secret.
  */
 export function forwardedHeaders(input: ForwardInput, policy: HeaderPolicy): Record<string, string> {
   const out: Record<string, string> = {};
@@ -73,6 +74,9 @@ export function forwardedHeaders(input: ForwardInput, policy: HeaderPolicy): Rec
         NOT_FORWARDED.has(name) ||
         connectionScoped.has(name) ||
         name.startsWith('accept') ||
+        // The client's WebSocket handshake (key, version, protocol, extensions): it belongs to
+        // that one connection, never to a call we make (over graphql-ws or HTTP).
+        name.startsWith('sec-websocket-') ||
         name.startsWith(policy.sessionVariablePrefix) ||
         name === policy.adminSecretHeader
       ) {

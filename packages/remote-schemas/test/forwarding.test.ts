@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createRemoteSchemaRegistry, type RemoteSchemaDefinition, type RemoteSchemaRegistry } from '../src/index.js';
+import { forwardedHeaders } from '../src/headers.js';
 import { startGateway, type Gateway } from './utils/gateway.js';
 
 /** Headers of the HTTP request itself (asserted separately). */
@@ -293,5 +294,27 @@ describe('subscriptions', () => {
     expect(await waitFor(() => remote.openSockets() === 1)).toBe(true);
     await a2.iterator.return?.();
     expect(await waitFor(() => remote.openSockets() === 0)).toBe(true);
+  });
+});
+
+describe('forwardedHeaders', () => {
+  it("never forwards the client's WebSocket handshake headers", () => {
+    const headers = forwardedHeaders(
+      {
+        configured: [],
+        forwardClientHeaders: true,
+        session: undefined,
+        clientHeaders: {
+          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+          'Sec-WebSocket-Version': '13',
+          'sec-websocket-protocol': 'graphql-transport-ws',
+          'sec-websocket-extensions': 'permessage-deflate',
+          'sec-fetch-mode': 'websocket',
+          'x-kept': 'yes',
+        },
+      },
+      { sessionVariablePrefix: 'x-svc-', adminSecretHeader: 'x-svc-admin-secret' },
+    );
+    expect(headers).toEqual({ 'sec-fetch-mode': 'websocket', 'x-kept': 'yes' });
   });
 });

@@ -252,12 +252,22 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
       },
       connectionParams: { headers: { 'x-svc-admin-secret': ADMIN_SECRET } },
       lazy: true,
+      // One connection (one upgrade) for both operations below.
+      lazyCloseTimeout: 10_000,
       retryAttempts: 0,
     });
     try {
       const values: unknown[] = [];
       for await (const result of client.iterate({ query: 'subscription { countdown(from: 1, intervalMs: 1) }' })) values.push(result);
       expect(values).toEqual([{ data: { countdown: 1 } }, { data: { countdown: 0 } }]);
+      // A query over the socket reaches the remote over HTTP with the client's headers forwarded,
+      // but never the client's own WebSocket handshake headers (nor in connection_init).
+      const echoed: unknown[] = [];
+      for await (const result of client.iterate({ query: '{ echoHeaders }' })) echoed.push(result);
+      const forwarded = JSON.parse((echoed[0] as { data: { echoHeaders: string } }).data.echoHeaders) as Record<string, string>;
+      expect(forwarded['x-request-id']).toBe('ws-request-id-7');
+      expect(Object.keys(forwarded).filter((name) => name.startsWith('sec-websocket-'))).toEqual([]);
+      expect(Object.keys(remote.connections.at(-1)?.headers ?? {}).filter((name) => name.startsWith('sec-websocket-'))).toEqual([]);
     } finally {
       await client.dispose();
     }
