@@ -57,7 +57,8 @@ export class RemoteKeySet {
   #inFlight: Promise<void> | undefined;
   #abort: AbortController | undefined;
   #lastFetchAt = Number.NEGATIVE_INFINITY;
-  #hadSuccess = false;
+  /** Whether a fetch was ever made (the first one is "at start"). */
+  #attempted = false;
   #failures = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #disposed = false;
@@ -134,18 +135,20 @@ export class RemoteKeySet {
     if (this.#disposed) return Promise.resolve();
     this.#schedule(undefined);
     this.#lastFetchAt = Date.now();
+    // "At start" is the first fetch made, not the first that succeeds: keys that arrive on a
+    // retry after a failed start are refreshed like those of any later fetch.
+    const atStart = !this.#attempted;
+    this.#attempted = true;
     const run = this.#tracedFetch().then(
       ({ keys, fingerprint, headers }) => {
         if (this.#disposed) return;
         this.#report('ok');
-        const isFirst = !this.#hadSuccess;
-        this.#hadSuccess = true;
         this.#failures = 0;
         const changed = fingerprint !== this.#fingerprint;
         this.#keys = keys;
         this.#fingerprint = fingerprint;
         if (changed) this.#options.onKeysChanged();
-        this.#schedule(nextRefreshDelay(headers, Date.now(), isFirst));
+        this.#schedule(nextRefreshDelay(headers, Date.now(), atStart));
       },
       (error: unknown) => {
         if (this.#disposed) return;

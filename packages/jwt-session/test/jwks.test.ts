@@ -210,6 +210,11 @@ describe('jwk_url keys', () => {
     await until(() => jwks.hits === expected + 1, 'the recovering fetch');
     await settle(10);
     expect(await outcome(r, good)).toBe('user');
+    // That fetch was not the one at start: with nothing parseable, the keys are refreshed every minute.
+    await advance(59_000);
+    expect(jwks.hits).toBe(expected + 1);
+    await advance(1_000);
+    await until(() => jwks.hits === expected + 2, 'the one-minute refresh after recovering');
   });
 
   it('keeps the last good keys when a refresh fails, and retries in 10 s', async () => {
