@@ -81,6 +81,18 @@ export function sessionErrorFromToken(error: JwtVerificationError | JwtClaimsErr
   return new SessionError(error.code, 401, error.message, { headers: { ...bearerChallenge }, cause: error });
 }
 
+/**
+ * `error` with the Bearer challenge when it is a 401 to a request whose `Authorization` presents a
+ * Bearer token that was not what it was judged by (an admin-secret-only server, a token expected
+ * in a cookie): every 401 to a request that presented a token carries the challenge.
+ */
+export function withBearerChallenge(error: SessionError, authorization: string | undefined): SessionError {
+  if (error.status === 401 && authorization !== undefined && /^bearer\s/i.test(authorization.trimStart())) {
+    Object.assign(error.headers, bearerChallenge);
+  }
+  return error;
+}
+
 export function malformedAuthorizationHeader(): SessionError {
   return new SessionError('invalid-headers', 400, 'Malformed Authorization header');
 }

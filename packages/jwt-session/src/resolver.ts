@@ -7,6 +7,8 @@ import {
   missingToken,
   roleNotAllowed,
   sessionErrorFromToken,
+  withBearerChallenge,
+  type SessionError,
 } from './errors.js';
 import { JwtVerifiers, type FoundToken } from './issuers.js';
 import { normalizeOptions, type JwtSessionOptions } from './options.js';
@@ -138,16 +140,21 @@ export function createSessionResolver(options: JwtSessionOptions): SessionResolv
     }
     if (presented !== undefined && secretMatches(presented)) return adminSession(headers);
     if (verifier !== undefined) {
-      if (presented !== undefined) throw invalidAdminSecret(opts.prefix);
+      if (presented !== undefined) throw refused(invalidAdminSecret(opts.prefix), headers);
       return noCredentials(headers);
     }
     if (opts.unauthorizedRole !== undefined) return unauthorizedSession(headers, opts.unauthorizedRole);
-    throw presented === undefined ? adminSecretRequired(opts.prefix) : invalidAdminSecret(opts.prefix);
+    throw refused(presented === undefined ? adminSecretRequired(opts.prefix) : invalidAdminSecret(opts.prefix), headers);
   }
 
   function noCredentials(headers: HeaderReader): Session {
     if (opts.unauthorizedRole !== undefined) return unauthorizedSession(headers, opts.unauthorizedRole);
-    throw missingToken();
+    throw refused(missingToken(), headers);
+  }
+
+  /** A refusal of a request that sent a Bearer token it was not judged by: with the challenge too. */
+  function refused(error: SessionError, headers: HeaderReader): SessionError {
+    return withBearerChallenge(error, headers.get('authorization'));
   }
 
   return {

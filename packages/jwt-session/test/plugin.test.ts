@@ -66,6 +66,23 @@ describe('who a request is', () => {
       const answer = await server.query();
       expect(answer.status).toBe(401);
       expect(answer.body).toEqual(NO_SECRET);
+      expect(answer.headers.get('www-authenticate')).toBeNull();
+    });
+
+    it('a Bearer token it does not read gets the same 401s, with the Bearer challenge (a token was presented)', async () => {
+      const bearer = { authorization: 'Bearer some.token.here' };
+      const none = await server.query(bearer);
+      expect(none.status).toBe(401);
+      expect(none.body).toEqual(NO_SECRET);
+      expect(none.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+      const wrong = await server.query({ ...bearer, 'x-svc-admin-secret': `${ADMIN}x` });
+      expect(wrong.status).toBe(401);
+      expect(wrong.body).toEqual(WRONG_SECRET);
+      expect(wrong.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+      // Another scheme is no Bearer token.
+      const basic = await server.query({ authorization: 'Basic dXNlcjpwYXNz' });
+      expect(basic.status).toBe(401);
+      expect(basic.headers.get('www-authenticate')).toBeNull();
     });
 
     it('with an unauthorized role, a wrong or missing secret gets that role, which it cannot change', async () => {
@@ -195,6 +212,8 @@ describe('token location', () => {
     const answer = await server.query({ ...bearer(userToken), cookie: 'a=b' });
     expect(answer.status).toBe(401);
     expect(answer.body).toEqual(MISSING);
+    // A token was presented (where this server does not read one): the 401 carries the challenge.
+    expect(answer.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
     const bad = await server.query({ cookie: `svc_jwt=${userToken}x` });
     expect(bad.status).toBe(401);
     expect(bad.body).toEqual(errorBody('invalid-jwt', 'Could not verify JWT: JWSError JWSInvalidSignature'));
