@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { watch, type FSWatcher } from 'node:fs';
 import { link, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { MetadataStoreError, StoreConflictError } from './errors.js';
@@ -12,6 +13,8 @@ export interface FileMetadataStoreOptions {
 
 /** How long a save waits for another writer's lock before giving up. */
 const LOCK_WAIT_MS = 10_000;
+/** How often a watched file store looks whether another process saved the document. */
+const WATCH_INTERVAL_MS = 1_000;
 /** A lock this old is left over (its owner was killed, or its pid now names another process): no save takes that long. */
 const STALE_LOCK_MS = 30_000;
 
@@ -154,6 +157,56 @@ export function createFileMetadataStore(options: FileMetadataStoreOptions): Meta
     }
   }
 
+  /**
+   * Another process (or store) sharing the file: its saves are noticed by the directory's change
+   * events where the platform has them (a save renames a new file over the document), and by a
+   * look at the file's identity every `WATCH_INTERVAL_MS` in any case. Listeners load and compare
+   * versions themselves; a change of our own is announced too, which costs them one load.
+   */
+  const watchers = new Set<() => void>();
+  let poll: ReturnType<typeof setInterval> | undefined;
+  let events: FSWatcher | undefined;
+  let seen: string | undefined;
+  const announce = () => {
+    for (const listener of watchers) listener();
+  };
+  const identity = () =>
+    stat(path).then(
+      (info) => `${String(info.ino)}:${String(info.size)}:${String(info.mtimeMs)}`,
+      () => 'none',
+    );
+  function startWatching(): void {
+    if (poll !== undefined) return;
+    void identity().then((first) => (seen ??= first));
+    poll = setInterval(() => {
+      void identity().then((now) => {
+        if (seen !== undefined && now !== seen) announce();
+        seen = now;
+      });
+    }, WATCH_INTERVAL_MS);
+    // Watching serves a running server; it must not keep a process alive on its own.
+    poll.unref();
+    try {
+      events = watch(directory, { persistent: false }, (_event, name) => {
+        if (name === null || name === basename(path)) announce();
+      });
+      // A directory removed or unreadable later: the look every interval remains.
+      events.on('error', () => {
+        events?.close();
+        events = undefined;
+      });
+    } catch {
+      events = undefined;
+    }
+  }
+  function stopWatching(): void {
+    if (poll !== undefined) clearInterval(poll);
+    poll = undefined;
+    events?.close();
+    events = undefined;
+    seen = undefined;
+  }
+
   return {
     location: path,
     load: () =>
@@ -175,7 +228,17 @@ export function createFileMetadataStore(options: FileMetadataStoreOptions): Meta
           await unlock();
         }
       }),
+    watch(onChange) {
+      watchers.add(onChange);
+      startWatching();
+      return () => {
+        watchers.delete(onChange);
+        if (watchers.size === 0) stopWatching();
+      };
+    },
     close: async () => {
+      watchers.clear();
+      stopWatching();
       await serial(async () => undefined);
     },
   };

@@ -4,7 +4,7 @@ import { toInconsistentObjects } from './inconsistency.js';
 import { OPERATIONS, type Draft, type OperationContext } from './operations.js';
 import { consoleLogger, DEFAULT_CONFLICT_RETRY_TIMEOUT_MS, type MetadataServiceOptions } from './service-options.js';
 import { parseMetadataRequest, type OperationType } from './request.js';
-import { createSerialQueue } from './store.js';
+import { createSerialQueue, type MetadataStore } from './store.js';
 import { tracedMetadataRequest } from './tracing.js';
 import { validateDocument } from './validation.js';
 
@@ -120,6 +120,30 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
     version = stored.resourceVersion;
     logger.info(`metadata reloaded from the store at resource version ${String(version)}`);
     logInconsistencies();
+  }
+
+  /**
+   * Before a request is judged, adopts what other instances saved since this one last looked, so
+   * that its checks (a name taken or missing, its `resource_version`) and a read's answer are
+   * those of the stored document, not of a copy that may be behind (a store's announcements take
+   * a moment, a file store's up to a second). A write does it in its turn in the queue. A read only
+   * queues when the stored version differs, and is answered from memory when the store cannot be
+   * read (the server keeps serving what it has).
+   */
+  async function catchUp(readOnly: boolean): Promise<void> {
+    if (!readOnly) {
+      await refresh();
+      return;
+    }
+    let stored: Awaited<ReturnType<MetadataStore['load']>>;
+    try {
+      stored = await store.load();
+    } catch (error) {
+      if (!(error instanceof MetadataStoreError)) throw error;
+      logger.debug(`metadata read answered from memory: ${error.message}`);
+      return;
+    }
+    if ((stored?.resourceVersion ?? 0) !== version) await serial(refresh);
   }
 
   /**
@@ -280,7 +304,17 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
 
     handle: (body) =>
       tracedMetadataRequest(body, () =>
-        isReadOnly(body) ? answer(() => execute(body, newDraft())) : serial(() => answer(() => apply(body))),
+        isReadOnly(body)
+          ? answer(async () => {
+              await catchUp(true);
+              return execute(body, newDraft());
+            })
+          : serial(() =>
+              answer(async () => {
+                await catchUp(false);
+                return apply(body);
+              }),
+            ),
       ),
 
     inconsistentObjects: liveInconsistencies,

@@ -117,4 +117,32 @@ describe.each(stores)('two instances over %s', (_title, available, sharedStore) 
     expect(stored?.resourceVersion).toBe(1);
     expect(stored?.metadata.remote_schemas).toHaveLength(1);
   });
+
+  it.runIf(available)("judge each request by the stored document, not a copy behind the other instance's writes, and catch up unasked", { timeout: 30_000 }, async () => {
+    const open = await sharedStore();
+    const [first, second] = await Promise.all([start(open()), start(open())]);
+    expect((await first.server.post(addNamespaced('x', remote.url))).status).toBe(200);
+    // At once, without a reload: the second instance knows x, and version 1 is the current one.
+    expect(await second.server.post({ type: 'remove_remote_schema', args: { name: 'x' }, resource_version: 1 })).toEqual({
+      status: 200,
+      body: { message: 'success' },
+    });
+    // The first instance reads what the second saved, and refuses to add a name that is taken again.
+    const exported = await first.server.post({ type: 'export_metadata', version: 2, args: {} });
+    expect(exported.body).toMatchObject({ resource_version: 2, metadata: { remote_schemas: [] } });
+    expect((await first.server.post(addNamespaced('x', remote.url))).status).toBe(200);
+    const taken = await second.server.post(addNamespaced('x', remote.url));
+    expect(taken.status).toBe(400);
+    expect(taken.body).toMatchObject({ code: 'already-exists' });
+    // A stale resource_version is still a conflict, against the stored version.
+    expect((await second.server.post({ type: 'remove_remote_schema', args: { name: 'x' }, resource_version: 2 })).body).toEqual({
+      error: 'metadata resource version referenced (2) did not match current version (3)',
+      path: '$',
+      code: 'conflict',
+    });
+    // Unasked: the other instance adopts a change (and serves its schema) within a few seconds.
+    expect((await first.server.post(addNamespaced('y', remote.url))).status).toBe(200);
+    await until(() => second.service.resourceVersion() === 4, 'the second instance to adopt version 4 by itself');
+    expect(second.registry.schema.getQueryType()?.getFields()['y']).toBeDefined();
+  });
 });
