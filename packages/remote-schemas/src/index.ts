@@ -7,6 +7,7 @@ export type {
   Logger,
   RemoteRequestEvent,
   RemoteSchemaHooks,
+  SchemaSwapEvent,
   RemoteSchemaRegistryOptions,
 } from './options.js';
 export type {

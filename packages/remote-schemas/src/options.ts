@@ -44,8 +44,16 @@ export interface RemoteSchemaHooks {
    * not subscriptions), with the GraphQL context of the client's request.
    */
   onRemoteRequest?(event: RemoteRequestEvent, context: unknown): void;
-  /** After each schema swap (the registry committed a new live schema, retries included). */
-  onSchemaSwap?(): void;
+  /**
+   * After each schema swap (the registry committed a new live schema, retries included), with the
+   * names of the remote schemas it was planned from (those that failed to load included).
+   */
+  onSchemaSwap?(event: SchemaSwapEvent): void;
+}
+
+export interface SchemaSwapEvent {
+  /** The names of the remote schemas of the committed plan, in order, loaded or not. */
+  readonly remoteSchemas: readonly string[];
 }
 
 export interface RemoteSchemaRegistryOptions {

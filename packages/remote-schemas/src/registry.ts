@@ -382,7 +382,7 @@ class Registry implements RemoteSchemaRegistry {
       }
     }
     try {
-      this.#options.hooks.onSchemaSwap?.();
+      this.#options.hooks.onSchemaSwap?.({ remoteSchemas: state.entries.map((entry) => entry.name) });
     } catch (error) {
       this.#options.logger.error('remote schemas: the onSchemaSwap hook failed:', error);
     }

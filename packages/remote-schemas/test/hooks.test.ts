@@ -16,6 +16,7 @@ afterAll(async () => {
 interface Recorded {
   events: Array<RemoteRequestEvent & { context: unknown }>;
   swaps: number;
+  swapped: Array<readonly string[]>;
 }
 
 /** A registry (default transport, or `fetch`) whose hooks record what they are told, behind a gateway. */
@@ -24,14 +25,17 @@ async function setUp(options: { fetch?: typeof fetch; timeoutSeconds: number }):
   gateway: Gateway;
   recorded: Recorded;
 }> {
-  const recorded: Recorded = { events: [], swaps: 0 };
+  const recorded: Recorded = { events: [], swaps: 0, swapped: [] };
   const registry = createRemoteSchemaRegistry({
     retry: false,
     logger: { debug() {}, info() {}, warn() {}, error() {} },
     ...(options.fetch && { fetch: options.fetch }),
     hooks: {
       onRemoteRequest: (event, context) => recorded.events.push({ ...event, context }),
-      onSchemaSwap: () => recorded.swaps++,
+      onSchemaSwap: (event) => {
+        recorded.swaps++;
+        recorded.swapped.push(event.remoteSchemas);
+      },
     },
   });
   const plan = await registry.plan([{ name: 'sample', definition: { url: remote.url, timeout_seconds: options.timeoutSeconds } }]);
@@ -58,8 +62,9 @@ describe.each([
     await registry.dispose();
   });
 
-  it('report one swap per commit, and no remote request for the introspection', () => {
+  it('report one swap per commit, with the names of its remote schemas, and no remote request for the introspection', () => {
     expect(recorded.swaps).toBe(1);
+    expect(recorded.swapped).toEqual([['sample']]);
     expect(recorded.events).toEqual([]);
   });
 

@@ -83,6 +83,11 @@ class BoundHistogram extends Histogram<string> {
     this.#labelName = labelName;
   }
 
+  /** Drops the series of `value` (a new one starts from zero). */
+  forget(value: string): void {
+    this.#series.delete(value);
+  }
+
   series(value: string): HistogramSeries {
     let series = this.#series.get(value);
     if (series === undefined) {
@@ -307,8 +312,20 @@ export class ServerMetrics {
     (this.#jwksFetches[outcome === 'ok' ? 0 : 1] as number)++;
   }
 
-  countSchemaSwap(): void {
+  /**
+   * A schema swap. The series of remote schemas no longer in the metadata are dropped, so that
+   * adding and removing remotes of new names does not grow the scrape for good (a remote that comes
+   * back starts from zero, as counters do after a restart).
+   */
+  countSchemaSwap(remoteSchemas?: readonly string[]): void {
     this.#schemaSwaps++;
+    if (remoteSchemas === undefined) return;
+    const present = new Set(remoteSchemas);
+    for (const name of this.#remotes.keys()) {
+      if (present.has(name)) continue;
+      this.#remotes.delete(name);
+      this.#remoteDuration.forget(name);
+    }
   }
 
   /** Counts `socket` among the open WebSocket connections until it closes. */

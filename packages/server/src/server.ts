@@ -246,7 +246,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
             if (countsRemoteCalls) countRemoteCall(context);
             metrics?.countRemoteRequest(event.remoteSchema, event.outcome, event.durationSeconds);
           },
-          ...(metrics && { onSchemaSwap: () => metrics.countSchemaSwap() }),
+          ...(metrics && { onSchemaSwap: (event) => metrics.countSchemaSwap(event.remoteSchemas) }),
         },
       }),
     });

@@ -366,6 +366,30 @@ describe('GET /v1/metrics after known traffic', () => {
   });
 });
 
+describe('series of remote schemas', () => {
+  it('are dropped once their remote schema is removed from the metadata, and start from zero if it comes back', async () => {
+    const server = await start({ adminSecret: ADMIN_SECRET });
+    const other = { name: 'other', definition: { url: remote.url, customization: { root_fields_namespace: 'other' } } };
+    await metadata(server, { type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url } } });
+    await metadata(server, { type: 'add_remote_schema', args: other });
+    expect((await graphql(server, '{ hello other { hello } }')).body).toEqual({ data: { hello: 'Hello, world!', other: { hello: 'Hello, world!' } } });
+    const remotesOf = (samples: Sample[]) =>
+      [...new Set(samples.filter((sample) => sample.name.startsWith('svc_graphql_remote_request')).map((sample) => sample.labels['remote_schema']))].sort();
+    expect(remotesOf(await scrape(server, ADMIN))).toEqual(['other', 'sample']);
+
+    await metadata(server, { type: 'remove_remote_schema', args: { name: 'other' } });
+    const after = await scrape(server, ADMIN);
+    expect(remotesOf(after)).toEqual(['sample']);
+    expect(valueOf(after, 'svc_graphql_remote_requests_total', { remote_schema: 'sample', outcome: 'ok' })).toBe(1);
+
+    await metadata(server, { type: 'add_remote_schema', args: other });
+    expect((await graphql(server, '{ other { hello } }')).body.errors).toBeUndefined();
+    const back = await scrape(server, ADMIN);
+    expect(valueOf(back, 'svc_graphql_remote_requests_total', { remote_schema: 'other', outcome: 'ok' })).toBe(1);
+    expect(valueOf(back, 'svc_graphql_remote_request_duration_seconds_count', { remote_schema: 'other' })).toBe(1);
+  });
+});
+
 describe('access to /v1/metrics', () => {
   it('asks for the metrics secret as a bearer token when one is set (not the admin secret)', async () => {
     const server = await start({ adminSecret: ADMIN_SECRET, metricsSecret: METRICS_SECRET });
