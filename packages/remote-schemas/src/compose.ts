@@ -55,6 +55,18 @@ type FieldConfig = GraphQLFieldConfig<unknown, unknown>;
  * work is linear in the number of types.
  */
 export function compose(local: GraphQLSchema, placeholder: boolean, remotes: readonly LoadedRemote[]): Composition {
+  const steps = composeInSteps(local, placeholder, remotes);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * {@link compose} with a chance to pause (a `yield`) after each remote is gathered and before the
+ * schema is built, which for thousands of types are steps of tens of milliseconds each.
+ */
+export function* composeInSteps(local: GraphQLSchema, placeholder: boolean, remotes: readonly LoadedRemote[]): Generator<void, Composition, void> {
   const localRoots = rootsOf(local);
   const rootTypeNames: Record<RootOperation, string> = {
     query: localRoots.query?.name ?? 'Query',
@@ -116,8 +128,10 @@ export function compose(local: GraphQLSchema, placeholder: boolean, remotes: rea
         owners[operation].set(name, remote);
       }
     }
+    yield;
   }
   if (placeholder && owners.query.size > 0 && !owners.query.has(PLACEHOLDER_FIELD)) fields.query.delete(PLACEHOLDER_FIELD);
+  yield;
 
   // Every part is valid on its own (the local schema is checked at registry creation, each remote
   // when loaded) and no name is taken twice, so the whole is valid: `assumeValid` spares Yoga a
@@ -131,7 +145,7 @@ export function compose(local: GraphQLSchema, placeholder: boolean, remotes: rea
   }
   const culprit = included[included.length - 1];
   if (!culprit) throw schema;
-  const rest = compose(local, placeholder, remotes.filter((r) => r !== culprit));
+  const rest = yield* composeInSteps(local, placeholder, remotes.filter((r) => r !== culprit));
   const order = new Map(remotes.map((r, i) => [r.name, i]));
   const all = [
     ...rest.problems,

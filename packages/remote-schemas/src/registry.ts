@@ -1,7 +1,7 @@
 import { validateSchema, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import { builtInScalarMapping, renameInIntrospection, restoreInRequests } from './builtin-scalars.js';
-import { compose, createPlaceholderSchema } from './compose.js';
+import { compose, composeInSteps, createPlaceholderSchema } from './compose.js';
 import { resolveDefinition } from './definition.js';
 import { RemoteSchemaError } from './errors.js';
 import type { LoadedRemote } from './loaded-remote.js';
@@ -18,7 +18,7 @@ import { validateRoleSchema, type RoleSchemaValidation } from './permissions/val
 import { redactUrls } from './redact.js';
 import { RemoteClient, type ClientHooks } from './remote-client.js';
 import { fetchTransport, nodeTransport, type DisposableTransport } from './transport.js';
-import { yieldToEventLoop } from './slices.js';
+import { SLICE_MS, runInSlices, yieldToEventLoop } from './slices.js';
 import { buildRemoteSchema, buildUncheckedRemoteSchemaInSlices, checkDistinctNames, checkRemoteSchema, publicRemoteSchema } from './remote-schema.js';
 import type {
   PlanOptions,
@@ -219,7 +219,7 @@ class Registry implements RemoteSchemaRegistry {
       }
     }
     await yieldToEventLoop();
-    const composition = compose(this.#local, this.#placeholder, candidates);
+    const composition = await runInSlices(composeInSteps(this.#local, this.#placeholder, candidates), SLICE_MS);
     const order = new Map(desired.map((e, i) => [e.name, i]));
     const problems = [...early, ...composition.problems].sort(
       (a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0),
