@@ -4,7 +4,7 @@ import { toInconsistentObjects } from './inconsistency.js';
 import { OPERATIONS, type Draft, type OperationContext } from './operations.js';
 import { consoleLogger, DEFAULT_CONFLICT_RETRY_TIMEOUT_MS, type MetadataServiceOptions } from './service-options.js';
 import { parseMetadataRequest, type OperationType } from './request.js';
-import { createSerialQueue, type MetadataStore } from './store.js';
+import { createSerialQueue } from './store.js';
 import { tracedMetadataRequest } from './tracing.js';
 import { validateDocument } from './validation.js';
 
@@ -123,27 +123,22 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
   }
 
   /**
-   * Before a request is judged, adopts what other instances saved since this one last looked, so
-   * that its checks (a name taken or missing, its `resource_version`) and a read's answer are
-   * those of the stored document, not of a copy that may be behind (a store's announcements take
-   * a moment, a file store's up to a second). A write does it in its turn in the queue. A read only
-   * queues when the stored version differs, and is answered from memory when the store cannot be
-   * read (the server keeps serving what it has).
+   * Before a change is judged, adopts what other instances saved since this one last looked, so
+   * that its checks (a name taken or missing, its `resource_version`) are those of the stored
+   * document, not of a copy that may be behind (a store's announcements take a moment). Runs in the
+   * change's turn in the queue. When the store cannot be read (or is known to be unreachable), the
+   * change is judged by the document in memory: one that changes nothing is still answered, and one
+   * that changes something fails at its save. Reads are answered from memory, which the store's
+   * announcements keep current.
    */
-  async function catchUp(readOnly: boolean): Promise<void> {
-    if (!readOnly) {
-      await refresh();
-      return;
-    }
-    let stored: Awaited<ReturnType<MetadataStore['load']>>;
+  async function catchUp(): Promise<void> {
+    if (store.isReachable?.() === false) return;
     try {
-      stored = await store.load();
+      await refresh();
     } catch (error) {
       if (!(error instanceof MetadataStoreError)) throw error;
-      logger.debug(`metadata read answered from memory: ${error.message}`);
-      return;
+      logger.debug(`metadata request judged by the document in memory: ${error.message}`);
     }
-    if ((stored?.resourceVersion ?? 0) !== version) await serial(refresh);
   }
 
   /**
@@ -305,13 +300,10 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
     handle: (body) =>
       tracedMetadataRequest(body, () =>
         isReadOnly(body)
-          ? answer(async () => {
-              await catchUp(true);
-              return execute(body, newDraft());
-            })
+          ? answer(() => execute(body, newDraft()))
           : serial(() =>
               answer(async () => {
-                await catchUp(false);
+                await catchUp();
                 return apply(body);
               }),
             ),

@@ -127,9 +127,8 @@ describe.each(stores)('two instances over %s', (_title, available, sharedStore) 
       status: 200,
       body: { message: 'success' },
     });
-    // The first instance reads what the second saved, and refuses to add a name that is taken again.
-    const exported = await first.server.post({ type: 'export_metadata', version: 2, args: {} });
-    expect(exported.body).toMatchObject({ resource_version: 2, metadata: { remote_schemas: [] } });
+    // The first instance adds x again at once (its change is judged by the stored document), and
+    // the second refuses to add the name that is taken again.
     expect((await first.server.post(addNamespaced('x', remote.url))).status).toBe(200);
     const taken = await second.server.post(addNamespaced('x', remote.url));
     expect(taken.status).toBe(400);
@@ -140,9 +139,13 @@ describe.each(stores)('two instances over %s', (_title, available, sharedStore) 
       path: '$',
       code: 'conflict',
     });
-    // Unasked: the other instance adopts a change (and serves its schema) within a few seconds.
+    // Unasked: the other instance adopts a change (and serves its schema) within a few seconds,
+    // and its reads (answered from memory) show it.
     expect((await first.server.post(addNamespaced('y', remote.url))).status).toBe(200);
     await until(() => second.service.resourceVersion() === 4, 'the second instance to adopt version 4 by itself');
     expect(second.registry.schema.getQueryType()?.getFields()['y']).toBeDefined();
+    const exported = await second.server.post({ type: 'export_metadata', version: 2, args: {} });
+    expect(exported.body).toMatchObject({ resource_version: 4 });
+    expect((exported.body as { metadata: { remote_schemas: Array<{ name: string }> } }).metadata.remote_schemas.map((r) => r.name)).toEqual(['x', 'y']);
   });
 });

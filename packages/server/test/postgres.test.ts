@@ -142,6 +142,15 @@ describe.skipIf(databaseUrl === undefined)('two servers sharing one PostgreSQL d
       const health = await fetch(`${cut.url}/healthz`);
       expect(health.status).toBe(200);
       expect(await health.text()).toBe('WARN: metadata store unreachable');
+      // What changes nothing is still answered, from the document in memory: a read, and a change
+      // refused for what it asks (before the store is needed).
+      const read = await metadata(cut, { type: 'export_metadata', args: {} });
+      expect(read.status).toBe(200);
+      const missing = await metadata(cut, { type: 'remove_remote_schema', args: { name: 'nope' } });
+      expect(missing.status).toBe(400);
+      expect(((await missing.json()) as { code?: string }).code).toBe('not-exists');
+      const unknown = await metadata(cut, { type: 'no_such_call', args: {} });
+      expect(unknown.status).toBe(400);
       // The schema it has is still served.
       const served = await fetch(`${cut.url}/v1/graphql`, {
         method: 'POST',
