@@ -177,23 +177,30 @@ export function upgradeLog(logger: Logger | ServerLogger): (request: IncomingMes
 }
 
 /**
- * Answers what Node's HTTP parser refuses before any handler runs (a malformed request line or
- * header, headers over Node's size limit, a request that took too long to arrive) as Node would,
- * 400, 431 or 408 and the connection closed, but with `x-request-id` like every other answer, and
- * logs it (`http-log`, method and path empty: the request was never read).
+ * Answers what Node's HTTP parser refuses before or while a request is read (a malformed request
+ * line, header or chunk, headers over Node's size limit, a request too slow to arrive) as Node
+ * does, 400, 431 or 408 and then the connection destroyed, but with `x-request-id` like every
+ * other answer. A request whose handler was already running keeps its own id, and its `http-log`
+ * entry (written when its connection closes) gets the status the client was sent; otherwise the
+ * refusal is logged here, with method and path empty: the request was never read.
  */
 export function clientErrorAnswer(logger: Logger | ServerLogger): (error: Error & { code?: string }, socket: Duplex) => void {
   const log = httpLogWriter(logger);
   return (error, socket) => {
-    const pending = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    if (error.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true) {
-      socket.destroy();
-      return;
+    const pending = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+    if (error.code !== 'ECONNRESET' && socket.writable && pending?.headersSent !== true) {
+      const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+      const own = pending?.getHeader('x-request-id');
+      const id = typeof own === 'string' ? own : randomUUID();
+      socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nx-request-id: ${id}\r\n\r\n`);
+      if (pending !== undefined) {
+        pending.statusCode = status;
+      } else {
+        log?.({ request_id: id, method: '', path: '', status, latency_ms: 0, operation_type: null, operation_name: null, role: null, remote_calls: 0 });
+      }
     }
-    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    const id = randomUUID();
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nx-request-id: ${id}\r\n\r\n`);
-    log?.({ request_id: id, method: '', path: '', status, latency_ms: 0, operation_type: null, operation_name: null, role: null, remote_calls: 0 });
+    // As Node does: nothing more is read or written on this connection.
+    socket.destroy();
   };
 }
 

@@ -311,25 +311,44 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
 
     // What Node's HTTP parser refuses (no handler runs) is answered with an id and logged too:
     // a malformed request line (400), headers over Node's limit (431).
+    // The client keeps its side open: the server must close the connection for good (a write
+    // after the answer is refused), not only half-close it, or each such client keeps a socket.
     const raw = (bytes: string) =>
-      new Promise<string>((done, fail) => {
-        const socket = connect(Number(new URL(url).port), '127.0.0.1', () => socket.write(bytes));
+      new Promise<{ answer: string; closed: boolean }>((done) => {
+        const socket = connect({ port: Number(new URL(url).port), host: '127.0.0.1', allowHalfOpen: true }, () => socket.write(bytes));
         let answer = '';
+        const poke = setInterval(() => socket.write('x'), 50);
+        const gaveUp = setTimeout(() => finish(false), 3_000);
+        const finish = (closed: boolean) => {
+          clearInterval(poke);
+          clearTimeout(gaveUp);
+          socket.destroy();
+          done({ answer, closed });
+        };
         socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
-        socket.on('end', () => done(answer));
-        socket.on('error', fail);
+        socket.on('error', () => finish(true));
+        socket.on('close', () => finish(true));
       });
     for (const [bytes, status, reason] of [
       ['GARBAGE\r\n\r\n', 400, 'Bad Request'],
       [`GET /v1/graphql HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'Request Header Fields Too Large'],
     ] as const) {
-      const answer = await raw(bytes);
+      const { answer, closed } = await raw(bytes);
+      expect(closed).toBe(true);
       expect(answer.startsWith(`HTTP/1.1 ${status} ${reason}\r\n`)).toBe(true);
       expect(answer).toMatch(/\r\nConnection: close\r\n/);
       const id = /\r\nx-request-id: ([^\r]+)\r\n/.exec(answer)?.[1];
       expect(id).toMatch(UUID);
       sent.push({ id: id as string, status, expect: { method: '', path: '', status, operation_type: null, operation_name: null, role: null, remote_calls: 0 } });
     }
+    // A malformed chunk in a request already being handled: its own id, one entry with the 400.
+    const chunked = await raw(
+      `POST /v1/graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nx-svc-admin-secret: ${ADMIN_SECRET}\r\nx-request-id: bad-chunk-9\r\n\r\n5\r\n{"que\r\nzz\r\n`,
+    );
+    expect(chunked.closed).toBe(true);
+    expect(chunked.answer.startsWith('HTTP/1.1 400 Bad Request\r\n')).toBe(true);
+    expect(chunked.answer).toContain('\r\nx-request-id: bad-chunk-9\r\n');
+    sent.push({ id: 'bad-chunk-9', status: 400, expect: { method: 'POST', path: '/v1/graphql', status: 400 } });
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
