@@ -99,7 +99,8 @@ function* build(introspection: IntrospectionQuery): Generator<void, GraphQLSchem
 }
 
 function namedType(ref: { name?: string }, byName: Named): GraphQLNamedType {
-  const type = ref.name === undefined ? undefined : byName[ref.name];
+  // As graphql-js: an empty or missing name is no reference (never the type named "null").
+  const type = ref.name ? byName[ref.name] : undefined;
   if (type === undefined) throw new Error('unknown type');
   return type;
 }

@@ -120,6 +120,23 @@ describe('buildClientSchemaInSteps', () => {
     expect(Object.keys(step.value.getTypeMap()).length).toBeGreaterThan(2000);
   });
 
+  it('refuses a type reference without a name, as graphql-js does, even where a type is named "null" or "false"', async () => {
+    const base = introspectionOf(buildSchema('type Query { a: null b: Int } type null { x: Int } type false { y: Int }'));
+    for (const name of [null, false, '']) {
+      const fieldRef = structuredClone(base) as unknown as { __schema: { types: Array<{ name: string; fields: Array<{ name: string; type: unknown }> | null }> } };
+      const query = fieldRef.__schema.types.find((type) => type.name === 'Query');
+      const field = query?.fields?.find((f) => f.name === 'b');
+      if (field) field.type = { kind: 'OBJECT', name, ofType: null };
+      const rootRef = structuredClone(base) as unknown as { __schema: { queryType: unknown } };
+      rootRef.__schema.queryType = { name };
+      for (const damaged of [fieldRef, rootRef] as unknown as IntrospectionQuery[]) {
+        const expected = outcome(() => buildClientSchema(damaged));
+        expect(expected).toHaveProperty('error');
+        await expect(ours(damaged)).rejects.toThrow((expected as { error: string }).error);
+      }
+    }
+  });
+
   it('agrees with graphql-js on damaged introspection results: the same schema or the same error', async () => {
     const base = introspectionOf(RICH);
     // A damage: a path into the result and what to put there (or remove).
