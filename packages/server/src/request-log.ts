@@ -187,20 +187,27 @@ export function upgradeLog(logger: Logger | ServerLogger): (request: IncomingMes
 export function clientErrorAnswer(logger: Logger | ServerLogger): (error: Error & { code?: string }, socket: Duplex) => void {
   const log = httpLogWriter(logger);
   return (error, socket) => {
-    const pending = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
-    if (error.code !== 'ECONNRESET' && socket.writable && pending?.headersSent !== true) {
-      const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-      const own = pending?.getHeader('x-request-id');
-      const id = typeof own === 'string' ? own : randomUUID();
-      socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nx-request-id: ${id}\r\n\r\n`);
-      if (pending !== undefined) {
-        pending.statusCode = status;
-      } else {
-        log?.({ request_id: id, method: '', path: '', status, latency_ms: 0, operation_type: null, operation_name: null, role: null, remote_calls: 0 });
+    try {
+      // The response in flight on this connection: none (null or absent) between requests.
+      const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
+      if (error.code !== 'ECONNRESET' && socket.writable && pending?.headersSent !== true) {
+        const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+        const own = pending?.getHeader('x-request-id');
+        const id = typeof own === 'string' ? own : randomUUID();
+        socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nx-request-id: ${id}\r\n\r\n`);
+        if (pending !== undefined) {
+          pending.statusCode = status;
+        } else {
+          log?.({ request_id: id, method: '', path: '', status, latency_ms: 0, operation_type: null, operation_name: null, role: null, remote_calls: 0 });
+        }
       }
+    } catch (failure) {
+      // Never thrown on: an exception here would reach the process as uncaught.
+      logger.error('answering a request the HTTP parser refused failed:', failure);
+    } finally {
+      // As Node does: nothing more is read or written on this connection.
+      socket.destroy();
     }
-    // As Node does: nothing more is read or written on this connection.
-    socket.destroy();
   };
 }
 

@@ -341,6 +341,30 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
       expect(id).toMatch(UUID);
       sent.push({ id: id as string, status, expect: { method: '', path: '', status, operation_type: null, operation_name: null, role: null, remote_calls: 0 } });
     }
+    // Between two requests of a kept-alive connection (no response in flight): a request cut off
+    // by the client's end is refused, and the server carries on.
+    const cutOff = await new Promise<string>((done, fail) => {
+      const socket = connect({ port: Number(new URL(url).port), host: '127.0.0.1', allowHalfOpen: true }, () =>
+        socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nx-request-id: kept-alive-1\r\n\r\n'),
+      );
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => {
+        answer += chunk.toString('latin1');
+        if (answer.endsWith('\r\n\r\nOK')) socket.end('GET /heal');
+      });
+      socket.on('close', () => done(answer));
+      socket.on('error', fail);
+    });
+    expect(cutOff.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+    const second = cutOff.slice(cutOff.indexOf('\r\n\r\nOK') + 6);
+    expect(second.startsWith('HTTP/1.1 400 Bad Request\r\n')).toBe(true);
+    const cutOffId = /\r\nx-request-id: ([^\r]+)\r\n/.exec(second)?.[1];
+    expect(cutOffId).toMatch(UUID);
+    sent.push({ id: 'kept-alive-1', status: 200, expect: { method: 'GET', path: '/healthz', status: 200 } });
+    sent.push({ id: cutOffId as string, status: 400, expect: { method: '', path: '', status: 400 } });
+    expect((await send('GET', '/healthz', { 'x-request-id': 'still-up' })).body).toBe('OK');
+    sent.push({ id: 'still-up', status: 200, expect: { method: 'GET', path: '/healthz', status: 200 } });
+
     // A malformed chunk in a request already being handled: its own id, one entry with the 400.
     const chunked = await raw(
       `POST /v1/graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nx-svc-admin-secret: ${ADMIN_SECRET}\r\nx-request-id: bad-chunk-9\r\n\r\n5\r\n{"que\r\nzz\r\n`,
