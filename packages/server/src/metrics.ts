@@ -156,6 +156,8 @@ export class ServerMetrics {
   /** ok, error */
   readonly #jwksFetches = new Float64Array(2);
   #schemaSwaps = 0;
+  /** The remote schemas of the live metadata, once a swap told them. */
+  #presentRemotes: ReadonlySet<string> | undefined;
   #webSockets = 0;
   #subscriptions = 0;
   #metadata: MetadataGauges | undefined;
@@ -292,6 +294,8 @@ export class ServerMetrics {
   countRemoteRequest(remoteSchema: string, outcome: RemoteOutcome, seconds: number): void {
     let series = this.#remotes.get(remoteSchema);
     if (series === undefined) {
+      // A call that was under way when its remote was removed: its series stays dropped.
+      if (this.#presentRemotes !== undefined && !this.#presentRemotes.has(remoteSchema)) return;
       series = { outcomes: new Float64Array(REMOTE_OUTCOMES.length), duration: this.#remoteDuration.series(remoteSchema) };
       this.#remotes.set(remoteSchema, series);
     }
@@ -321,6 +325,7 @@ export class ServerMetrics {
     this.#schemaSwaps++;
     if (remoteSchemas === undefined) return;
     const present = new Set(remoteSchemas);
+    this.#presentRemotes = present;
     for (const name of this.#remotes.keys()) {
       if (present.has(name)) continue;
       this.#remotes.delete(name);

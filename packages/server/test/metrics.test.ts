@@ -478,6 +478,20 @@ describe('examples/observability', () => {
 });
 
 describe('label values stay bounded', () => {
+  it('keeps remote_schema series only for the remotes of the live metadata, a call that ends after its remote left included', async () => {
+    const metrics = new ServerMetrics();
+    metrics.countRemoteRequest('early', 'ok', 0.01);
+    metrics.countSchemaSwap(['a', 'b']);
+    metrics.countRemoteRequest('a', 'ok', 0.01);
+    metrics.countRemoteRequest('b', 'error', 0.01);
+    metrics.countSchemaSwap(['a']);
+    // b's call under way when b was removed ends now: no series comes back for it.
+    metrics.countRemoteRequest('b', 'ok', 0.01);
+    const scraped = parseScrape(await metrics.registry.metrics());
+    expect(series(scraped, 'svc_graphql_remote_requests_total')).toEqual({ 'outcome=ok,remote_schema=a': 1, 'outcome=error,remote_schema=a': 0, 'outcome=timeout,remote_schema=a': 0 });
+    expect(valueOf(scraped, 'svc_graphql_remote_request_duration_seconds_count', { remote_schema: 'b' })).toBeUndefined();
+  });
+
   it('keeps at most MAX_JWT_RESULTS verification results (other included); past them, or not a short name: other', async () => {
     const metrics = new ServerMetrics();
     metrics.countJwtVerification('ok');
