@@ -180,19 +180,16 @@ export function boundedParserCaches(): { documentCache: LRUCache<string, Documen
  * replaced by the fragment's selections: a spread adds no level of its own, so an operation
  * written with fragments is as deep as the same operation written out (an inline fragment's
  * braces count, as they do in the text). Stops counting past `limit`. Each fragment's depth is
- * computed once, so fragments that spread each other many times cost no more than their text (a
- * depth cut short past the limit may be remembered too high, which only ever refuses a document
- * that is too deep anyway). A fragment cycle counts as nothing here: validation refuses it.
+ * computed once, in dependency order and without recursing through spreads, so fragments that
+ * spread each other many times, or in chains of any length, cost no more than their text. A
+ * fragment cycle counts as nothing here: validation refuses it.
  */
-const SPREAD_CHAIN_LIMIT_FACTOR = 4;
-
 export function expandedDepth(document: DocumentNode, limit: number): number {
   const fragments = new Map<string, SelectionSetNode>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition.selectionSet);
   }
   const known = new Map<string, number>();
-  const expanding = new Set<string>();
 
   const valueDepth = (value: ValueNode): number => {
     let deepest = 0;
@@ -207,19 +204,21 @@ export function expandedDepth(document: DocumentNode, limit: number): number {
     for (const arg of args) deepest = Math.max(deepest, valueDepth(arg.value));
     return 1 + deepest;
   };
-  const fragmentDepth = (name: string): number => {
-    const cached = known.get(name);
-    if (cached !== undefined) return cached;
-    const selectionSet = fragments.get(name);
-    if (selectionSet === undefined || expanding.has(name)) return 0;
-    // A chain of spreads adds no level but does recurse: bound it like nesting, far above any
-    // real operation's, so that a long chain (with a raised token limit) cannot exhaust the stack.
-    if (expanding.size >= SPREAD_CHAIN_LIMIT_FACTOR * limit) return limit + 1;
-    expanding.add(name);
-    const depth = deepestSelection(selectionSet);
-    expanding.delete(name);
-    known.set(name, depth);
-    return depth;
+  // A fragment's depth is that of its selections, each spread counting as the depth of the
+  // fragment it names. They are computed in dependency order without recursing through spreads: a
+  // chain of spreads adds no level, and may be as long as the token limit allows. A fragment of a
+  // cycle counts as nothing where the cycle closes (validation refuses cycles anyway).
+  const fragmentDepth = (name: string): number => known.get(name) ?? 0;
+  const spreadsIn = (selectionSet: SelectionSetNode): string[] => {
+    const names: string[] = [];
+    const pending: SelectionSetNode[] = [selectionSet];
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      for (const selection of next.selections) {
+        if (selection.kind === Kind.FRAGMENT_SPREAD) names.push(selection.name.value);
+        else if (selection.selectionSet) pending.push(selection.selectionSet);
+      }
+    }
+    return names;
   };
   // Selection sets open on the way down, fragments expanded: past the limit the operation is
   // refused whatever lies below, so the recursion never goes deeper than the limit.
@@ -255,6 +254,24 @@ export function expandedDepth(document: DocumentNode, limit: number): number {
     return deepest;
   }
 
+  const visited = new Set<string>();
+  for (const [first, firstSet] of fragments) {
+    if (visited.has(first)) continue;
+    visited.add(first);
+    const path = [{ name: first, selectionSet: firstSet, spreads: spreadsIn(firstSet), next: 0 }];
+    for (let top = path[0]; top !== undefined; top = path[path.length - 1]) {
+      const child = top.spreads[top.next++];
+      if (child !== undefined) {
+        const selectionSet = fragments.get(child);
+        if (selectionSet === undefined || visited.has(child)) continue;
+        visited.add(child);
+        path.push({ name: child, selectionSet, spreads: spreadsIn(selectionSet), next: 0 });
+      } else {
+        path.pop();
+        known.set(top.name, deepestSelection(top.selectionSet));
+      }
+    }
+  }
   let deepest = 0;
   for (const definition of document.definitions) {
     if (definition.kind !== Kind.OPERATION_DEFINITION) continue;

@@ -32,7 +32,18 @@ describe('expandedDepth', () => {
     expect(expandedDepth(chain(500), 256)).toBe(1);
   });
 
-  it('refuses a chain of spreads four times longer than the limit instead of recursing through it', () => {
-    expect(expandedDepth(chain(1100), 256)).toBeGreaterThan(256);
+  it('counts a chain of 20,000 spreads as the one level it is, without recursing through it', () => {
+    expect(expandedDepth(chain(20_000), 256)).toBe(1);
+  });
+
+  it('adds up levels along a chain of fragments that each open one, and stops past the limit', () => {
+    const nested = (length: number) =>
+      parse(
+        `{ ...F0 } ${Array.from({ length }, (_, i) => (i === length - 1 ? `fragment F${i} on Query { a }` : `fragment F${i} on Query { a { ...F${i + 1} } }`)).join(' ')}`,
+      );
+    // The operation's own selection set, then one level per fragment but the last.
+    expect(expandedDepth(nested(256), 256)).toBe(256);
+    expect(expandedDepth(nested(257), 256)).toBe(257);
+    expect(expandedDepth(nested(20_000), 256)).toBeGreaterThan(256);
   });
 });
