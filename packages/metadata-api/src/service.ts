@@ -126,17 +126,18 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
    * Before a change is judged, adopts what other instances saved since this one last looked, so
    * that its checks (a name taken or missing, its `resource_version`) are those of the stored
    * document, not of a copy that may be behind (a store's announcements take a moment). Runs in the
-   * change's turn in the queue. When the store cannot be read (or is known to be unreachable), the
-   * change is judged by the document in memory: one that changes nothing is still answered, and one
-   * that changes something fails at its save. Reads are answered from memory, which the store's
-   * announcements keep current.
+   * change's turn in the queue. When the store is unreachable, the change is judged by the
+   * document in memory: one that changes nothing is still answered, one that changes something
+   * fails at its save. A stored document that cannot be read for another reason (corrupt, invalid)
+   * refuses the change, so that it is never saved over. Reads are answered from memory, which the
+   * store's announcements keep current.
    */
   async function catchUp(): Promise<void> {
     if (store.isReachable?.() === false) return;
     try {
       await refresh();
     } catch (error) {
-      if (!(error instanceof MetadataStoreError)) throw error;
+      if (!(error instanceof MetadataStoreUnreachableError)) throw error;
       logger.debug(`metadata request judged by the document in memory: ${error.message}`);
     }
   }

@@ -150,6 +150,28 @@ describe('persistence across restarts', () => {
     expect(await readFile(path, 'utf8')).toBe(content);
     await directory.remove();
   });
+
+  it('refuses a change while the stored document is invalid, and never saves over it', async () => {
+    const directory = await temporaryDirectory();
+    const path = `${directory.path}/metadata.json`;
+    const registry = createFakeRegistry();
+    registry.remotes.set('http://one.test/graphql', 'type Query { one: String }');
+    const service = createMetadataService({ registry, store: createFileMetadataStore({ path }), logger: silentLogger });
+    await service.init();
+    const added = await service.handle({ type: 'add_remote_schema', args: { name: 'one', definition: { url: 'http://one.test/graphql' } } });
+    expect(added.status).toBe(200);
+    // Edited by hand at the same version: an entry that is not valid.
+    const edited = JSON.stringify({
+      resource_version: 1,
+      metadata: { version: 3, remote_schemas: [{ name: 'one', definition: { url: 'http://one.test/graphql' } }, { name: 'handmade', definition: { url: 'ftp://x' } }] },
+    });
+    await writeFile(path, edited);
+    const removed = await service.handle({ type: 'remove_remote_schema', args: { name: 'one' } });
+    expect(removed.status).toBe(500);
+    expect(await readFile(path, 'utf8')).toBe(edited);
+    await service.close();
+    await directory.remove();
+  });
 });
 
 describe('concurrency', () => {
