@@ -30,6 +30,8 @@ interface RequestRecord {
   remoteCalls: number;
   /** The SERVER span of a `/v1/graphql` request (a no-op span without an OpenTelemetry SDK). */
   span: Span | undefined;
+  /** The status the client was sent when Node's parser refused the rest of this request (its body). */
+  refusedWith?: number;
 }
 
 type Tracked = IncomingMessage & { [RECORD]?: RequestRecord };
@@ -104,11 +106,12 @@ export function trackRequests(
     res.setHeader('x-request-id', id);
     const path = pathOf(req.url);
     res.once('close', () => {
+      const status = record.refusedWith ?? res.statusCode;
       const span = record.span;
       if (span !== undefined) {
         if (span.isRecording()) {
-          span.setAttribute('http.response.status_code', res.statusCode);
-          if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+          span.setAttribute('http.response.status_code', status);
+          if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
         }
         span.end();
       }
@@ -116,7 +119,7 @@ export function trackRequests(
         request_id: id,
         method: req.method ?? '',
         path,
-        status: res.statusCode,
+        status,
         latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
         operation_type: record.operationType,
         operation_name: record.operationName,
@@ -177,26 +180,37 @@ export function upgradeLog(logger: Logger | ServerLogger): (request: IncomingMes
 }
 
 /**
- * Answers what Node's HTTP parser refuses before or while a request is read (a malformed request
- * line, header or chunk, headers over Node's size limit, a request too slow to arrive) as Node
- * does, 400, 431 or 408 and then the connection destroyed, but with `x-request-id` like every
- * other answer. A request whose handler was already running keeps its own id, and its `http-log`
- * entry (written when its connection closes) gets the status the client was sent; otherwise the
- * refusal is logged here, with method and path empty: the request was never read.
+ * Answers what Node's HTTP parser refuses (a malformed request line, header or chunk, headers or
+ * chunk extensions over Node's limits, a request too slow to arrive) as Node does, 400, 431, 413 or
+ * 408 and then the connection destroyed, but with `x-request-id` like every other answer. When the
+ * refused bytes are the body of the request being handled, the answer carries that request's id
+ * and its own `http-log` entry (written when its connection closes) shows the status sent;
+ * otherwise (a request that was never read, pipelined or not) the refusal is an entry of its own,
+ * with method and path empty.
  */
 export function clientErrorAnswer(logger: Logger | ServerLogger): (error: Error & { code?: string }, socket: Duplex) => void {
   const log = httpLogWriter(logger);
   return (error, socket) => {
     try {
-      // The response in flight on this connection: none (null or absent) between requests.
+      // The response in flight on this connection, if any (null or absent between requests), and
+      // whether its header went out already (Node's own test before it answers).
       const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
-      if (error.code !== 'ECONNRESET' && socket.writable && pending?.headersSent !== true) {
-        const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-        const own = pending?.getHeader('x-request-id');
-        const id = typeof own === 'string' ? own : randomUUID();
+      const headerSent = pending !== undefined && (pending as ServerResponse & { _headerSent?: boolean })._headerSent === true;
+      if (error.code !== 'ECONNRESET' && socket.writable && !headerSent) {
+        const status =
+          error.code === 'HPE_HEADER_OVERFLOW'
+            ? 431
+            : error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+              ? 413
+              : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+                ? 408
+                : 400;
+        // The request whose body was being read when the parser gave up: the refusal is its answer.
+        const reading = pending?.req !== undefined && !pending.req.complete ? (pending.req as Tracked)[RECORD] : undefined;
+        const id = reading?.id ?? randomUUID();
         socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nx-request-id: ${id}\r\n\r\n`);
-        if (pending !== undefined) {
-          pending.statusCode = status;
+        if (reading !== undefined) {
+          reading.refusedWith = status;
         } else {
           log?.({ request_id: id, method: '', path: '', status, latency_ms: 0, operation_type: null, operation_name: null, role: null, remote_calls: 0 });
         }
