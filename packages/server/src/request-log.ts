@@ -24,6 +24,8 @@ const RECORD = Symbol('svc-graphql request');
 /** What one HTTP request (or one WebSocket upgrade) came to, filled in as it runs. */
 interface RequestRecord {
   readonly id: string;
+  /** `performance.now()` when the request (or upgrade) was first seen: its latency starts there. */
+  readonly startedMs: number;
   operationType: string | null;
   operationName: string | null;
   role: string | null;
@@ -57,6 +59,7 @@ export function assignRequestId(request: IncomingMessage): string {
   const tracked = request as Tracked;
   tracked[RECORD] ??= {
     id: requestIdFrom(request.headers['x-request-id']),
+    startedMs: performance.now(),
     operationType: null,
     operationName: null,
     role: null,
@@ -100,7 +103,6 @@ export function trackRequests(
   const tracer = trace.getTracer('@svc-graphql/server', VERSION);
   const log = httpLogWriter(options.logger);
   return (req, res) => {
-    const started = performance.now();
     const id = assignRequestId(req);
     const record = (req as Tracked)[RECORD] as RequestRecord;
     res.setHeader('x-request-id', id);
@@ -120,7 +122,7 @@ export function trackRequests(
         method: req.method ?? '',
         path,
         status,
-        latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
+        latency_ms: millisecondsSince(record.startedMs),
         operation_type: record.operationType,
         operation_name: record.operationName,
         role: record.role,
@@ -163,20 +165,13 @@ type HttpLogFields = {
  * status 101, or the status of the refusal. The connection's operations are not part of it (a
  * connection carries many); its id is the one they see as `context.requestId`.
  */
-export function upgradeLog(logger: Logger | ServerLogger): (request: IncomingMessage, status: number, startedMs: number) => void {
+export function upgradeLog(logger: Logger | ServerLogger): (request: IncomingMessage, status: number) => void {
   const log = httpLogWriter(logger);
-  return (request, status, startedMs) =>
-    log?.({
-      request_id: assignRequestId(request),
-      method: request.method ?? '',
-      path: pathOf(request.url),
-      status,
-      latency_ms: Math.round((performance.now() - startedMs) * 1000) / 1000,
-      operation_type: null,
-      operation_name: null,
-      role: null,
-      remote_calls: 0,
-    });
+  return (request, status) => {
+    assignRequestId(request);
+    const record = (request as Tracked)[RECORD] as RequestRecord;
+    log?.(withoutOperation(record.id, request.method ?? '', pathOf(request.url), status, millisecondsSince(record.startedMs)));
+  };
 }
 
 /**
@@ -212,7 +207,7 @@ export function clientErrorAnswer(logger: Logger | ServerLogger): (error: Error 
         if (reading !== undefined) {
           reading.refusedWith = status;
         } else {
-          log?.({ request_id: id, method: '', path: '', status, latency_ms: 0, operation_type: null, operation_name: null, role: null, remote_calls: 0 });
+          log?.(withoutOperation(id, '', '', status, 0));
         }
       }
     } catch (failure) {
@@ -223,6 +218,16 @@ export function clientErrorAnswer(logger: Logger | ServerLogger): (error: Error 
       socket.destroy();
     }
   };
+}
+
+/** The `http-log` fields of an answer that ran no operation (an upgrade, a refusal of the parser). */
+function withoutOperation(id: string, method: string, path: string, status: number, latencyMs: number): HttpLogFields {
+  return { request_id: id, method, path, status, latency_ms: latencyMs, operation_type: null, operation_name: null, role: null, remote_calls: 0 };
+}
+
+/** Milliseconds since `startedMs`, to the microsecond. */
+function millisecondsSince(startedMs: number): number {
+  return Math.round((performance.now() - startedMs) * 1000) / 1000;
 }
 
 /** Writes `http-log` entries at `info`; `undefined` when the level leaves them out. */

@@ -349,21 +349,20 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
     httpServer.on('clientError', clientErrorAnswer(logger));
     // One http-log entry per upgrade request, when its handshake is answered.
     const logUpgrade = upgradeLog(logger);
-    const upgradeStarted = new WeakMap<IncomingMessage, number>();
     // The 101 answer carries the connection's `x-request-id` too (printable ASCII: safe in a header).
     wsServer.on('headers', (headers: string[], request: IncomingMessage) => {
       headers.push(`x-request-id: ${assignRequestId(request)}`);
-      logUpgrade(request, 101, upgradeStarted.get(request) ?? performance.now());
+      logUpgrade(request, 101);
     });
     httpServer.on('upgrade', (request: IncomingMessage, socket, head) => {
-      upgradeStarted.set(request, performance.now());
+      // The connection's id (its latency starts here): `context.requestId` of its operations, and
+      // sent to remotes.
+      const requestId = assignRequestId(request);
       // A page of another origin must never act with its visitor's cookie (the browser sends it
       // with the upgrade whatever page opened the socket).
       if (!readsUpgradeCookie(request, origins, wsReadCookie)) delete request.headers.cookie;
-      // The connection's id: `context.requestId` of its operations, and sent to remotes.
-      const requestId = assignRequestId(request);
       // A refused handshake carries it too (the 101 gets it from the 'headers' event).
-      withRequestIdOnRefusal(socket, requestId, (status) => logUpgrade(request, status, upgradeStarted.get(request) ?? performance.now()));
+      withRequestIdOnRefusal(socket, requestId, (status) => logUpgrade(request, status));
       // Refuses other paths and bad handshakes itself.
       wsServer.handleUpgrade(request, socket, head, (ws) => {
         // `ws` emits 'error' for what a client did wrong (a message over the limit, a bad frame)
