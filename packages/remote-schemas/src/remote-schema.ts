@@ -29,15 +29,11 @@ export function buildRemoteSchema(name: string, introspection: ExecutionResult):
 
 /** The first half of {@link buildRemoteSchema}: the schema, not yet validated. */
 export function buildUncheckedRemoteSchema(name: string, introspection: ExecutionResult): GraphQLSchema {
-  const data = introspection.data as IntrospectionQuery | null | undefined;
-  if (!data || typeof data !== 'object' || !data.__schema) {
-    throw new RemoteSchemaError('remote-schema-error', `remote schema "${name}": the introspection result has no "__schema"`);
-  }
+  const data = introspectionData(name, introspection);
   try {
     return buildClientSchema(data);
   } catch (cause) {
-    const message = cause instanceof Error ? cause.message : String(cause);
-    throw new RemoteSchemaError('remote-schema-error', `remote schema "${name}" is invalid: ${message}`, { cause });
+    throw invalidRemoteSchema(name, cause);
   }
 }
 
@@ -46,14 +42,25 @@ export function buildUncheckedRemoteSchema(name: string, introspection: Executio
  * between them (a remote of thousands of types takes 100 ms and more to build).
  */
 export async function buildUncheckedRemoteSchemaInSlices(name: string, introspection: ExecutionResult): Promise<GraphQLSchema> {
-  const data = introspection.data as IntrospectionQuery | null | undefined;
-  if (!data || typeof data !== 'object' || !data.__schema) return buildUncheckedRemoteSchema(name, introspection);
+  const data = introspectionData(name, introspection);
   try {
     return await runInSlices(buildClientSchemaInSteps(data), SLICE_MS);
   } catch (cause) {
-    const message = cause instanceof Error ? cause.message : String(cause);
-    throw new RemoteSchemaError('remote-schema-error', `remote schema "${name}" is invalid: ${message}`, { cause });
+    throw invalidRemoteSchema(name, cause);
   }
+}
+
+function introspectionData(name: string, introspection: ExecutionResult): IntrospectionQuery {
+  const data = introspection.data as IntrospectionQuery | null | undefined;
+  if (!data || typeof data !== 'object' || !data.__schema) {
+    throw new RemoteSchemaError('remote-schema-error', `remote schema "${name}": the introspection result has no "__schema"`);
+  }
+  return data;
+}
+
+function invalidRemoteSchema(name: string, cause: unknown): RemoteSchemaError {
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return new RemoteSchemaError('remote-schema-error', `remote schema "${name}" is invalid: ${message}`, { cause });
 }
 
 /** The second half of {@link buildRemoteSchema}: throws for a schema that is not valid. */
