@@ -1,4 +1,5 @@
-import { GraphQLError, type Source } from 'graphql';
+import { GraphQLError } from 'graphql';
+import type { SentLocations } from './locations.js';
 import type { RemoteSchemaErrorCode } from './types.js';
 
 /**
@@ -30,6 +31,53 @@ export function remoteCallError(url: string): GraphQLError {
   });
 }
 
+/**
+ * The message of a subscription whose graphql-ws connection to the remote failed (closed, refused,
+ * no `connection_ack` in time, a message over `maxResponseBytes`): it names the transport used.
+ */
+export function webSocketExceptionMessage(url: string): string {
+  return `WebSocket exception occurred while subscribing to "${url}"`;
+}
+
+/** The GraphQL error of a failed graphql-ws connection to a remote (a subscription ends with it). */
+export function remoteSubscriptionError(url: string): GraphQLError {
+  return new GraphQLError(webSocketExceptionMessage(url), {
+    extensions: { code: 'remote-schema-error', path: '$' },
+  });
+}
+
+/** The GraphQL error of a subscription refused because the remote has its most upstream connections open. */
+export function tooManySubscriptionsError(name: string): GraphQLError {
+  return new GraphQLError(`too many subscriptions to remote schema "${name}"`, {
+    extensions: { code: 'remote-schema-error', path: '$' },
+  });
+}
+
+const requestErrors = new WeakSet<GraphQLError>();
+
+/**
+ * Marks `errors` as errors of the request itself, raised before execution (a variable value that
+ * cannot be coerced, a document a remote refused, a subscription left without a root field): the
+ * result that carries them has no `data`. Yoga answers them 400 under
+ * `Accept: application/graphql-response+json` and 200 under `application/json` (GraphQL over HTTP),
+ * from an `http` extension that is not enumerable: it tells Yoga the status and is never
+ * serialized, so that the client sees the error's extensions as they were.
+ */
+export function asRequestErrors<T extends readonly GraphQLError[]>(errors: T): T {
+  for (const error of errors) {
+    requestErrors.add(error);
+    if (!Object.hasOwn(error.extensions, 'http')) {
+      Object.defineProperty(error.extensions, 'http', { value: { spec: true, status: 400 }, enumerable: false });
+    }
+  }
+  return errors;
+}
+
+/** Whether `error` was raised before execution (see {@link asRequestErrors}). */
+export function isRequestError(error: GraphQLError): boolean {
+  return requestErrors.has(error);
+}
+
 interface RemoteErrorShape {
   message?: unknown;
   path?: unknown;
@@ -37,36 +85,14 @@ interface RemoteErrorShape {
   extensions?: unknown;
 }
 
-function offsetOf(body: string, line: number, column: number): number | undefined {
-  let offset = 0;
-  for (let current = 1; current < line; current++) {
-    const next = body.indexOf('\n', offset);
-    if (next === -1) return undefined;
-    offset = next + 1;
-  }
-  const position = offset + column - 1;
-  return position <= body.length ? position : undefined;
-}
-
-function positionsOf(source: Source, locations: unknown[]): number[] | undefined {
-  const positions: number[] = [];
-  for (const location of locations) {
-    const { line, column } = (location ?? {}) as { line?: unknown; column?: unknown };
-    if (typeof line !== 'number' || typeof column !== 'number') return undefined;
-    const position = offsetOf(source.body, line, column);
-    if (position === undefined) return undefined;
-    positions.push(position);
-  }
-  return positions;
-}
-
 /**
  * Turns an error object from a remote's JSON answer into a `GraphQLError`, keeping its message,
- * path, locations and extensions (plain objects would be masked by Yoga as unexpected errors).
- * Yoga rebuilds errors from `source` and `positions` when it serializes them, so locations survive
- * only when the `source` the remote saw is given.
+ * path and extensions (plain objects would be masked by Yoga as unexpected errors). Its
+ * locations, which point into the text the remote received, are moved into the client's document
+ * through `sent`; a location in nothing the client wrote is left out. Without `sent` (the text was
+ * not a client's: introspection), the remote's locations are kept.
  */
-export function toGraphQLError(raw: unknown, source?: Source): GraphQLError {
+export function toGraphQLError(raw: unknown, sent?: SentLocations): GraphQLError {
   const shape: RemoteErrorShape = raw && typeof raw === 'object' ? (raw as RemoteErrorShape) : {};
   const message = typeof shape.message === 'string' ? shape.message : 'Unknown error from the remote schema';
   const path = Array.isArray(shape.path)
@@ -76,17 +102,30 @@ export function toGraphQLError(raw: unknown, source?: Source): GraphQLError {
     shape.extensions && typeof shape.extensions === 'object' && !Array.isArray(shape.extensions)
       ? withoutStack(shape.extensions as Record<string, unknown>)
       : undefined;
-  const positions = source && Array.isArray(shape.locations) ? positionsOf(source, shape.locations as unknown[]) : undefined;
+  const locations = Array.isArray(shape.locations) ? (shape.locations as unknown[]) : undefined;
+  const positions = sent?.source && locations ? clientPositions(sent, locations) : undefined;
+  // A copy: the error's own `http` mark (asRequestErrors) must never land in the parsed answer.
   const error = new GraphQLError(message, {
     ...(path ? { path } : {}),
-    ...(extensions ? { extensions } : {}),
-    ...(positions && source ? { source, positions } : {}),
+    ...(extensions ? { extensions: { ...extensions } } : {}),
+    ...(positions && positions.length > 0 ? { source: sent!.source!, positions } : {}),
   });
-  if (!positions && Array.isArray(shape.locations)) {
+  if (!sent && locations) {
     // GraphQLError derives locations from a source it does not have here; keep the remote's.
-    Object.defineProperty(error, 'locations', { value: shape.locations, enumerable: true });
+    Object.defineProperty(error, 'locations', { value: locations, enumerable: true });
   }
   return error;
+}
+
+function clientPositions(sent: SentLocations, locations: unknown[]): number[] {
+  const positions: number[] = [];
+  for (const location of locations) {
+    const { line, column } = (location ?? {}) as { line?: unknown; column?: unknown };
+    if (typeof line !== 'number' || typeof column !== 'number') continue;
+    const position = sent.position(line, column);
+    if (position !== undefined) positions.push(position);
+  }
+  return positions;
 }
 
 /** Where GraphQL servers put stack traces (`stack`, Apollo's `exception.stacktrace`): never passed on. */

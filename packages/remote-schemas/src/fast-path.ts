@@ -10,11 +10,13 @@ import {
 } from 'graphql';
 import { routingOf, type RootOperation } from './compose.js';
 import type { LoadedRemote } from './loaded-remote.js';
+import { sentDocumentOf, type SentDocument } from './sent-document.js';
 
-/** Where an operation goes as it is, and what kind of operation it is. */
+/** Where an operation goes as it is, what kind of operation it is, and what is sent of its document. */
 export interface ForwardTarget {
   remote: LoadedRemote;
   operation: RootOperation;
+  sent: SentDocument;
 }
 
 interface CachedTarget {
@@ -28,8 +30,8 @@ const decisions = new WeakMap<DocumentNode, CachedTarget>();
 
 /**
  * The remote an operation can be sent to as it is: every root field belongs to that one remote,
- * which has no customization, and the document has no other operation (the remote would validate
- * it too).
+ * which has no customization. Only the operation and the fragments it uses are sent (see
+ * `sentDocumentOf`).
  * `undefined` means: not as it is (a plan or delegation, see plugin.ts).
  */
 export function forwardTarget(
@@ -47,14 +49,11 @@ export function forwardTarget(
 function decide(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): ForwardTarget | undefined {
   const routing = routingOf(schema);
   if (!routing) return undefined;
-  let operations = 0;
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
-    if (definition.kind === Kind.OPERATION_DEFINITION) operations++;
-    else if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-    else return undefined;
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+    else if (definition.kind !== Kind.OPERATION_DEFINITION) return undefined;
   }
-  if (operations !== 1) return undefined;
   const operation: OperationDefinitionNode | null | undefined = getOperationAST(document, operationName);
   if (!operation) return undefined;
   const kind = operation.operation as RootOperation;
@@ -87,7 +86,7 @@ function decide(schema: GraphQLSchema, document: DocumentNode, operationName: st
   if (remoteRoot.name !== routing.rootTypeNames[kind] && namesType(document, new Set(Object.values(routing.rootTypeNames)))) {
     return undefined;
   }
-  return { remote: target, operation: kind };
+  return { remote: target, operation: kind, sent: sentDocumentOf(document, operation) };
 }
 
 function namesType(document: DocumentNode, names: ReadonlySet<string>): boolean {

@@ -1,7 +1,6 @@
 import {
   GraphQLError,
   getOperationAST,
-  getVariableValues,
   type DocumentNode,
   type ExecutionArgs,
   type ExecutionResult,
@@ -14,21 +13,15 @@ import type { RemoteRequest } from './remote-client.js';
 import { executePlan } from './plan/execute.js';
 import { planFor } from './plan/cache.js';
 import { loggerOf, permissionHooksOf, type PermissionHooks } from './registry.js';
+import { coerceVariables, emptySubscription } from './request-errors.js';
 import type { RemoteSchemaRegistry } from './types.js';
 
-/**
- * Yoga keeps the request's parameters in the context: sending the client's own text keeps the
- * locations of remote errors right for the client (and saves printing the document).
- */
-function queryTextOf(args: ExecutionArgs): string | undefined {
-  const params = (args.contextValue as { params?: { query?: unknown } } | null | undefined)?.params;
-  return typeof params?.query === 'string' ? params.query : undefined;
-}
-
-function requestOf(args: ExecutionArgs): RemoteRequest {
+/** The request sent as it is: the operation and its fragments, with where their text comes from. */
+function requestOf({ sent }: ForwardTarget, args: ExecutionArgs): RemoteRequest {
   return {
-    document: args.document,
-    text: queryTextOf(args),
+    document: sent.document,
+    text: sent.text,
+    locations: sent.locations,
     variables: args.variableValues,
     operationName: args.operationName,
     schema: args.schema,
@@ -43,20 +36,31 @@ function requestOf(args: ExecutionArgs): RemoteRequest {
 function variableErrors(args: ExecutionArgs): ExecutionResult | undefined {
   if (!roleSchemaInfo(args.schema)) return undefined;
   const operation = getOperationAST(args.document, args.operationName);
-  if (!operation?.variableDefinitions?.length) return undefined;
-  const coerced = getVariableValues(args.schema, operation.variableDefinitions, args.variableValues ?? {}, { maxErrors: 50 });
-  return coerced.errors ? { errors: coerced.errors } : undefined;
+  if (!operation) return undefined;
+  const outcome = coerceVariables(args.schema, operation, args.variableValues);
+  return 'result' in outcome ? outcome.result : undefined;
 }
 
-function forward({ remote, operation }: ForwardTarget, args: ExecutionArgs): Promise<ExecutionResult> {
+function forward(target: ForwardTarget, args: ExecutionArgs): Promise<ExecutionResult> {
   const refused = variableErrors(args);
   if (refused) return Promise.resolve(refused);
   // Yoga executes queries and mutations here; the kind decides whether a call may be resent.
-  return remote.client.send(requestOf(args), args.contextValue, operation === 'mutation' ? 'mutation' : 'query');
+  return target.remote.client.send(requestOf(target, args), args.contextValue, target.operation === 'mutation' ? 'mutation' : 'query');
 }
 
-function forwardSubscription({ remote }: ForwardTarget, args: ExecutionArgs): AsyncIterableIterator<ExecutionResult> | ExecutionResult {
-  return variableErrors(args) ?? remote.client.subscribe(requestOf(args), args.contextValue);
+/**
+ * What answers a request before execution, on the routes where the gateway's own execution does
+ * not (Yoga's execution of the local schema's fields and delegation, and every subscription): its
+ * variable values that cannot be coerced, or a subscription left without a root field. Checked
+ * here so that these errors look the same on every route (Yoga's executor would add an HTTP status
+ * to them, and a `BAD_USER_INPUT` code to a subscription's). `undefined`: execution may start.
+ */
+function refusedBeforeExecution(args: ExecutionArgs): ExecutionResult | undefined {
+  const operation = getOperationAST(args.document, args.operationName);
+  if (!operation) return undefined;
+  const outcome = coerceVariables(args.schema, operation, args.variableValues);
+  if ('result' in outcome) return outcome.result;
+  return emptySubscription(args.schema, args.document, operation, outcome.coerced);
 }
 
 /**
@@ -160,15 +164,20 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
       const plan = planFor(args.schema, args.document, args.operationName, logger);
       // The local schema's root fields in a plan are executed as the operation would have been.
       if (plan) setExecuteFn((executionArgs) => executePlan(plan, executionArgs, executeFn));
+      else setExecuteFn((executionArgs) => refusedBeforeExecution(executionArgs) ?? executeFn(executionArgs));
     },
-    onSubscribe({ args, setSubscribeFn }) {
+    onSubscribe({ args, setSubscribeFn, subscribeFn }) {
       const refused = hooks && misplaced(hooks, args);
       if (refused) {
         setSubscribeFn(() => refused);
         return;
       }
       const target = forwardTarget(args.schema, args.document, args.operationName);
-      if (target) setSubscribeFn((subscriptionArgs) => forwardSubscription(target, subscriptionArgs));
+      setSubscribeFn((subscriptionArgs) => {
+        const refusedBefore = refusedBeforeExecution(subscriptionArgs);
+        if (refusedBefore) return refusedBefore;
+        return target ? target.remote.client.subscribe(requestOf(target, subscriptionArgs), subscriptionArgs.contextValue) : subscribeFn(subscriptionArgs);
+      });
     },
   };
 }

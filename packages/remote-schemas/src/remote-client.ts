@@ -1,16 +1,17 @@
 import {
   GraphQLError,
-  Source,
   getIntrospectionQuery,
   print,
   type DocumentNode,
   type ExecutionResult,
   type GraphQLSchema,
+  type Source,
 } from 'graphql';
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
-import { RemoteSchemaError, remoteCallError, toGraphQLError } from './errors.js';
+import { RemoteSchemaError, asRequestErrors, remoteCallError, toGraphQLError } from './errors.js';
 import { forwardedHeaders, type HeaderPolicy } from './headers.js';
 import { configuredHeaders, type ResolvedDefinition } from './definition.js';
+import { PrintedLocations, type SentLocations } from './locations.js';
 import type { ForwardedSession, NormalizedOptions } from './options.js';
 import { applyPresets } from './permissions/presets.js';
 import { roleSchemaInfo } from './permissions/role-schema.js';
@@ -30,8 +31,15 @@ export interface GraphQLRequestBody {
 export interface RemoteRequest {
   /** In the remote's own names. */
   document: DocumentNode;
-  /** The client's own text of `document`, sent as it is unless presets change the document. */
+  /** The text of `document` to send unless presets change the document; `document` printed when absent. */
   text?: string | undefined;
+  /** Where the positions of `text` come from in the client's document. */
+  locations?: SentLocations | undefined;
+  /**
+   * The client's source, for a `document` without `text` (delegation's): its nodes copied from the
+   * client's document point into it.
+   */
+  clientSource?: Source | undefined;
   variables?: Readonly<Record<string, unknown>> | null | undefined;
   operationName?: string | null | undefined;
   /**
@@ -57,6 +65,12 @@ export function printCached(document: DocumentNode): string {
 const FAILED = Symbol('failed');
 /** A call to a remote that had no answer within `timeout_seconds`, answered as `FAILED`. */
 const TIMED_OUT = Symbol('timed out');
+
+/** What is sent for a request: the GraphQL body and where its text's positions come from. */
+interface Prepared {
+  body: GraphQLRequestBody;
+  locations: SentLocations;
+}
 
 /** The operations sent over HTTP; subscriptions go over graphql-ws. */
 export type HttpOperation = 'query' | 'mutation';
@@ -102,6 +116,7 @@ export class RemoteClient {
       adminSecretHeader: options.adminSecretHeader,
     };
     this.subscriptions = new SubscriptionPool({
+      name,
       url: definition.url,
       adminUrl: this.adminUrl,
       publicUrl: this.publicUrl,
@@ -140,7 +155,7 @@ export class RemoteClient {
    * is missing or cannot be coerced). With permissions enforced, a request of a role that does
    * not run on a schema built for it is never sent: it would skip the role's presets.
    */
-  #prepare(request: RemoteRequest, session: ForwardedSession | undefined): GraphQLRequestBody | ExecutionResult {
+  #prepare(request: RemoteRequest, session: ForwardedSession | undefined): Prepared | ExecutionResult {
     const role = roleSchemaInfo(request.schema);
     if (this.#options.enableRemoteSchemaPermissions && session && session.isAdmin !== true && role?.role !== session.role) {
       this.#options.logger.error(
@@ -152,21 +167,32 @@ export class RemoteClient {
     const access = role?.remotes.get(this.name);
     const { document } = request;
     let { variables } = request;
-    let text = request.text;
+    let { text, locations } = request;
     if (role && !access) {
       return { errors: [new GraphQLError('the request cannot be sent to the remote schema', { extensions: { code: 'unexpected', path: '$' } })] };
     }
+    const source = locations?.source ?? request.clientSource;
     if (access?.grant.hasPresets) {
-      const outcome = applyPresets({ document, variables }, access.schema, access.grant, session, this.#options.sessionVariablePrefix);
+      const outcome = applyPresets({ document, variables, source }, access.schema, access.grant, session, this.#options.sessionVariablePrefix);
       if ('errors' in outcome) return { errors: outcome.errors };
       // The rewritten text, printed from a template compiled once per document and grant.
-      if (outcome.text !== undefined) text = outcome.text;
+      if (outcome.text !== undefined) {
+        text = outcome.text;
+        locations = outcome.locations;
+      }
       variables = outcome.variables;
     }
+    if (text === undefined) {
+      text = printCached(document);
+      locations = undefined;
+    }
     return {
-      query: text ?? printCached(document),
-      variables: (variables ?? null) as Record<string, unknown> | null,
-      operationName: request.operationName ?? null,
+      body: {
+        query: text,
+        variables: (variables ?? null) as Record<string, unknown> | null,
+        operationName: request.operationName ?? null,
+      },
+      locations: locations ?? new PrintedLocations(document, text, source),
     };
   }
 
@@ -177,13 +203,14 @@ export class RemoteClient {
    */
   async send(request: RemoteRequest, context: unknown, operation: HttpOperation): Promise<ExecutionResult> {
     const session = this.#session(context);
-    const body = this.#prepare(request, session);
-    if (!('query' in body)) return body;
+    const prepared = this.#prepare(request, session);
+    if (!('body' in prepared)) return prepared;
+    const { body, locations } = prepared;
     const admin = session?.isAdmin === true;
     const onRemoteRequest = this.#options.hooks.onRemoteRequest;
-    if (onRemoteRequest === undefined) return this.post(body, this.#headers(session, context), operation, admin);
+    if (onRemoteRequest === undefined) return this.post(body, this.#headers(session, context), operation, admin, false, locations);
     const started = performance.now();
-    const answer = await this.#exchange(body, this.#headers(session, context), operation);
+    const answer = await this.#exchange(body, this.#headers(session, context), operation, false, locations);
     const outcome = answer === TIMED_OUT ? 'timeout' : answer === FAILED || answer.errors?.length ? 'error' : 'ok';
     try {
       onRemoteRequest({ remoteSchema: this.name, outcome, durationSeconds: (performance.now() - started) / 1000 }, context);
@@ -196,9 +223,9 @@ export class RemoteClient {
   /** A subscription of the client request whose GraphQL context is `context`. */
   subscribe(request: RemoteRequest, context: unknown): AsyncIterableIterator<ExecutionResult> {
     const session = this.#session(context);
-    const body = this.#prepare(request, session);
-    if (!('query' in body)) return once(body);
-    return this.subscriptions.subscribe(body, this.#headers(session, context), session?.isAdmin === true);
+    const prepared = this.#prepare(request, session);
+    if (!('body' in prepared)) return once(prepared);
+    return this.subscriptions.subscribe(prepared.body, this.#headers(session, context), session?.isAdmin === true, prepared.locations);
   }
 
   /**
@@ -206,6 +233,7 @@ export class RemoteClient {
    * an answer over `maxResponseBytes` or one that is not a GraphQL response becomes the
    * `remote-schema-error` result, which names the URL as configured for admin (`admin`) and
    * without credentials for anyone else. Only a query may be sent twice (see `Transport`).
+   * `locations` places the locations of the remote's errors in the client's document.
    */
   async post(
     body: GraphQLRequestBody,
@@ -213,8 +241,9 @@ export class RemoteClient {
     operation: HttpOperation,
     admin: boolean,
     inSlices = false,
+    locations?: SentLocations,
   ): Promise<ExecutionResult> {
-    const answer = await this.#exchange(body, headers, operation, inSlices);
+    const answer = await this.#exchange(body, headers, operation, inSlices, locations);
     return typeof answer === 'symbol' ? { errors: [remoteCallError(admin ? this.adminUrl : this.publicUrl)] } : answer;
   }
 
@@ -227,6 +256,7 @@ export class RemoteClient {
     headers: Record<string, string>,
     operation: HttpOperation,
     inSlices = false,
+    locations?: SentLocations,
   ): Promise<ExecutionResult | typeof FAILED | typeof TIMED_OUT> {
     const { url, timeoutMs } = this.definition;
     const sent = { accept: 'application/graphql-response+json, application/json', ...headers, 'content-type': 'application/json' };
@@ -236,8 +266,8 @@ export class RemoteClient {
       const response = await this.#transport(url, sent, JSON.stringify(body), timeoutMs, operation === 'query');
       // A large answer (an introspection result) is parsed in slices, not in one block.
       const json = inSlices
-        ? await parseJsonInSlices(response.text, SLICE_MS).then((value) => readGraphQLResponse(value, body.query), () => undefined)
-        : parseGraphQLResponse(response.text, body.query);
+        ? await parseJsonInSlices(response.text, SLICE_MS).then((value) => readGraphQLResponse(value, locations), () => undefined)
+        : parseGraphQLResponse(response.text, locations);
       if (json) {
         endRemoteSpan(span, response.status);
         return json;
@@ -262,6 +292,7 @@ export class RemoteClient {
       operationName: request.operationName,
       // The gateway field being resolved: its schema is the one the client's request runs on.
       schema: request.info?.schema,
+      clientSource: request.info?.operation.loc?.source,
     };
     if (request.operationType === 'subscription') return this.subscribe(remoteRequest, request.context);
     return this.send(remoteRequest, request.context, request.operationType === 'mutation' ? 'mutation' : 'query');
@@ -311,17 +342,22 @@ function once(result: ExecutionResult): AsyncIterableIterator<ExecutionResult> {
   };
 }
 
-function parseGraphQLResponse(text: string, query: string): ExecutionResult | undefined {
+function parseGraphQLResponse(text: string, locations: SentLocations | undefined): ExecutionResult | undefined {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
     return undefined;
   }
-  return readGraphQLResponse(json, query);
+  return readGraphQLResponse(json, locations);
 }
 
-function readGraphQLResponse(json: unknown, query: string): ExecutionResult | undefined {
+/**
+ * A remote's GraphQL response, `undefined` when it is not one. An answer without `data` is the
+ * remote refusing the request before executing it: it keeps no `data`, and its errors are request
+ * errors (see `asRequestErrors`).
+ */
+function readGraphQLResponse(json: unknown, locations: SentLocations | undefined): ExecutionResult | undefined {
   if (!json || typeof json !== 'object' || Array.isArray(json)) return undefined;
   const { data, errors, extensions } = json as { data?: unknown; errors?: unknown; extensions?: unknown };
   if (data === undefined && errors === undefined) return undefined;
@@ -330,10 +366,10 @@ function readGraphQLResponse(json: unknown, query: string): ExecutionResult | un
   if (data !== undefined && data !== null && (typeof data !== 'object' || Array.isArray(data))) return undefined;
   if (errors !== undefined && !Array.isArray(errors)) return undefined;
   if (data === undefined && (errors as unknown[]).length === 0) return undefined;
-  const result: ExecutionResult = { data: (data ?? null) as Record<string, unknown> | null };
+  const result: ExecutionResult = data === undefined ? {} : { data: data as Record<string, unknown> | null };
   if (Array.isArray(errors) && errors.length > 0) {
-    const source = new Source(query);
-    result.errors = errors.map((error) => toGraphQLError(error, source));
+    const converted = errors.map((error) => toGraphQLError(error, locations));
+    result.errors = data === undefined ? asRequestErrors(converted) : converted;
   }
   if (extensions && typeof extensions === 'object') result.extensions = extensions as Record<string, unknown>;
   return result;

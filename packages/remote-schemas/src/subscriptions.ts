@@ -1,7 +1,8 @@
 import type { ExecutionResult } from 'graphql';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { remoteCallError, toGraphQLError } from './errors.js';
+import { asRequestErrors, remoteSubscriptionError, toGraphQLError, tooManySubscriptionsError } from './errors.js';
+import type { SentLocations } from './locations.js';
 import type { Logger } from './options.js';
 import { redactUrls } from './redact.js';
 
@@ -44,6 +45,8 @@ export function boundedWebSocket(maxPayload: number, handshakeTimeout: number): 
 }
 
 export interface SubscriptionPoolOptions {
+  /** The remote schema's name (for the error of a refused subscription). */
+  name: string;
   /** The remote's URL as configured (`http(s)://`). */
   url: string;
   /** The URL admin's errors name (see `RemoteClient.adminUrl`). */
@@ -71,6 +74,7 @@ export class SubscriptionPool {
   readonly #clients = new Map<string, PooledClient>();
   readonly #options: SubscriptionPoolOptions;
   readonly #wsUrl: string;
+  readonly #adminWsUrl: string;
   readonly #publicWsUrl: string;
   readonly #webSocketImpl: WebSocketConstructor;
   #disposed = false;
@@ -78,6 +82,7 @@ export class SubscriptionPool {
   constructor(options: SubscriptionPoolOptions) {
     this.#options = options;
     this.#wsUrl = toWebSocketUrl(options.url);
+    this.#adminWsUrl = toWebSocketUrl(options.adminUrl);
     this.#publicWsUrl = toWebSocketUrl(options.publicUrl);
     this.#webSocketImpl = boundedWebSocket(options.maxMessageBytes, options.timeoutMs);
   }
@@ -87,8 +92,9 @@ export class SubscriptionPool {
     return this.#clients.size;
   }
 
+  /** The result that ends a subscription whose connection failed: it names the WebSocket URL. */
   #failure(admin: boolean): ExecutionResult {
-    return { errors: [remoteCallError(admin ? this.#options.adminUrl : this.#options.publicUrl)] };
+    return { errors: [remoteSubscriptionError(admin ? this.#adminWsUrl : this.#publicWsUrl)] };
   }
 
   #acquire(headers: Record<string, string>): [string, PooledClient] | undefined {
@@ -131,12 +137,19 @@ export class SubscriptionPool {
 
   /**
    * Results of one subscription on the remote; a connection failure ends it with one error result,
-   * which names the remote's URL as configured for admin (`admin`) and without credentials for
-   * anyone else.
+   * which names the remote's WebSocket URL as configured for admin (`admin`) and without
+   * credentials for anyone else. The remote refusing the operation (graphql-ws `error` message) ends
+   * it with the remote's errors, without `data`. `locations` places the locations of the remote's
+   * errors in the client's document.
    * Written as a plain iterator, not an async generator: a generator that waits for the remote's
    * next event cannot be returned early, and a client that leaves must free the socket at once.
    */
-  subscribe(payload: SubscribePayload, headers: Record<string, string>, admin: boolean): AsyncIterableIterator<ExecutionResult> {
+  subscribe(
+    payload: SubscribePayload,
+    headers: Record<string, string>,
+    admin: boolean,
+    locations?: SentLocations,
+  ): AsyncIterableIterator<ExecutionResult> {
     const done: IteratorResult<ExecutionResult> = { done: true, value: undefined };
     const acquired = this.#disposed ? undefined : this.#acquire(headers);
     if (!acquired) {
@@ -147,7 +160,7 @@ export class SubscriptionPool {
         );
       }
       let sent = false;
-      const failure = this.#failure(admin);
+      const failure: ExecutionResult = this.#disposed ? this.#failure(admin) : { errors: [tooManySubscriptionsError(this.#options.name)] };
       return {
         next: async () => (sent ? done : ((sent = true), { done: false, value: failure })),
         return: async () => done,
@@ -180,12 +193,12 @@ export class SubscriptionPool {
             finish();
             return done;
           }
-          const result: ExecutionResult = { data: (step.value.data ?? null) as Record<string, unknown> | null };
-          if (step.value.errors) result.errors = step.value.errors.map((error) => toGraphQLError(error));
-          return { done: false, value: result };
+          return { done: false, value: fromRemote(step.value, locations) };
         } catch (error) {
           if (finished) return done;
           finish();
+          // The remote refused the operation (validation): its errors, as it wrote them.
+          if (Array.isArray(error)) return { done: false, value: { errors: asRequestErrors(error.map((e: unknown) => toGraphQLError(e, locations))) } };
           this.#options.logger.warn(`remote subscription to "${this.#publicWsUrl}" failed:`, describe(error));
           return { done: false, value: this.#failure(admin) };
         }
@@ -211,6 +224,19 @@ export class SubscriptionPool {
     this.#clients.clear();
     await Promise.all(clients.map((c) => c.client.dispose()));
   }
+}
+
+/**
+ * A result the remote sent: `data` as it is (a result without `data` is the remote refusing the
+ * request, e.g. a variable value: its errors are request errors), errors with the client's locations.
+ */
+function fromRemote(value: { data?: unknown; errors?: readonly unknown[] | undefined }, locations: SentLocations | undefined): ExecutionResult {
+  const result: ExecutionResult = value.data === undefined ? {} : { data: value.data as Record<string, unknown> | null };
+  if (value.errors) {
+    const errors = value.errors.map((error) => toGraphQLError(error, locations));
+    result.errors = value.data === undefined ? asRequestErrors(errors) : errors;
+  }
+  return result;
 }
 
 /** What went wrong, for a log line: an `Error`, a socket's `ErrorEvent`, or a `CloseEvent`. */

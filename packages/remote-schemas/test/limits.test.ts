@@ -23,6 +23,14 @@ function remoteError(url: string) {
   return { message: `HTTP exception occurred while sending the request to "${url}"`, extensions: { code: 'remote-schema-error', path: '$' } };
 }
 
+/** A subscription's connection failed: the message names the transport it used. */
+function subscriptionError(url: string) {
+  return {
+    message: `WebSocket exception occurred while subscribing to "${url.replace(/^http/, 'ws')}"`,
+    extensions: { code: 'remote-schema-error', path: '$' },
+  };
+}
+
 async function stubRemote(handler: Parameters<typeof startStubRemote>[0]): Promise<StubRemote> {
   const stub = await startStubRemote(handler);
   cleanups.push(() => stub.close());
@@ -149,7 +157,7 @@ describe('an answer larger than maxResponseBytes', () => {
     const { gateway, logger } = await serve([{ name: 'big', definition: { url: remote.url } }], { maxResponseBytes: MiB });
     const values: unknown[] = [];
     for await (const result of gateway.wsClient().iterate({ query: 'subscription { big }' })) values.push(result);
-    expect(values).toEqual([{ data: { big: 'small' } }, { errors: [remoteError(remote.url)] }]);
+    expect(values).toEqual([{ data: { big: 'small' } }, { errors: [subscriptionError(remote.url)] }]);
     expect(logger.lines).toContain(`warn remote subscription to "${remote.wsUrl}" failed: Max payload size exceeded`);
     expect(await gateway.post({ query: '{ ok }' })).toEqual({ status: 200, body: { data: { ok: 'ok' } } });
   });
@@ -163,7 +171,7 @@ describe('timeout_seconds', () => {
     const started = performance.now();
     const values: unknown[] = [];
     for await (const result of gateway.wsClient().iterate({ query: 'subscription { countdown(from: 1) }' })) values.push(result);
-    expect(values).toEqual([{ errors: [remoteError(silent.url)] }]);
+    expect(values).toEqual([{ errors: [subscriptionError(silent.url)] }]);
     expect(performance.now() - started).toBeLessThan(3000);
   });
 });
@@ -291,7 +299,10 @@ describe('maxSubscriptionConnectionsPerRemote', () => {
     const b = open('b');
     expect(await waitFor(() => sample.openSockets() === 2)).toBe(true);
     const c = open('c');
-    expect(await c.first).toEqual({ done: false, value: { errors: [remoteError(sample.url)] } });
+    expect(await c.first).toEqual({
+      done: false,
+      value: { errors: [{ message: 'too many subscriptions to remote schema "sample"', extensions: { code: 'remote-schema-error', path: '$' } }] },
+    });
     expect(await c.iterator.next()).toEqual({ done: true, value: undefined });
     expect(logger.lines.some((l) => l.startsWith('warn') && l.includes('maxSubscriptionConnectionsPerRemote'))).toBe(true);
     // The same headers as an open connection share it.

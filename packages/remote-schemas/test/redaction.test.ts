@@ -44,6 +44,8 @@ afterAll(async () => {
 });
 
 const message = (url: string) => `HTTP exception occurred while sending the request to "${url}"`;
+/** A subscription names the transport it used, and the URL it connects to: `ws(s)://`, no fragment. */
+const wsMessage = (url: string) => `WebSocket exception occurred while subscribing to "${url.replace(/^http/, 'ws').replace(/#.*$/, '')}"`;
 
 async function errorOf(query: string, session?: object): Promise<{ message: string; path?: unknown }> {
   const response = await gateway.post({ query }, session ? { 'x-test-session': JSON.stringify(session) } : {});
@@ -80,12 +82,12 @@ describe('the URL of a failed remote in errors', () => {
   });
 
   it('is redacted the same way for subscriptions', async () => {
-    expect(await subscriptionErrorOf(user)).toBe(message(redacted));
-    expect(await subscriptionErrorOf()).toBe(message(redacted));
-    expect(await subscriptionErrorOf(admin)).toBe(message(configured));
+    expect(await subscriptionErrorOf(user)).toBe(wsMessage(redacted));
+    expect(await subscriptionErrorOf()).toBe(wsMessage(redacted));
+    expect(await subscriptionErrorOf(admin)).toBe(wsMessage(configured));
     // through delegation
-    expect(await subscriptionErrorOf(user, 'subscription { ns_countdown(from: 1) }')).toBe(message(redacted));
-    expect(await subscriptionErrorOf(admin, 'subscription { ns_countdown(from: 1) }')).toBe(message(configured));
+    expect(await subscriptionErrorOf(user, 'subscription { ns_countdown(from: 1) }')).toBe(wsMessage(redacted));
+    expect(await subscriptionErrorOf(admin, 'subscription { ns_countdown(from: 1) }')).toBe(wsMessage(configured));
   });
 });
 

@@ -23,10 +23,12 @@ import {
   type GraphQLInputType,
   type GraphQLSchema,
   type ObjectFieldNode,
+  type Source,
   type StringValueNode,
   type ValueNode,
   type VariableDefinitionNode,
 } from 'graphql';
+import { PrintedLocations, SplicedLocations, type SentLocations } from '../locations.js';
 import type { InputValueGrant, Preset, RoleGrant } from './grant.js';
 
 /** Which input types of a grant presets touch (computed once per grant). */
@@ -93,6 +95,8 @@ export interface PresetRequest {
   /** In the remote's own names. */
   document: DocumentNode;
   variables: Readonly<Record<string, unknown>> | null | undefined;
+  /** The client's source, into which the locations of `document`'s nodes point. */
+  source?: Source | undefined;
 }
 
 export type PresetOutcome =
@@ -100,6 +104,8 @@ export type PresetOutcome =
       /** The text to send: `undefined` when the document travels as given (only variables may have changed). */
       text: string | undefined;
       variables: Record<string, unknown> | null | undefined;
+      /** Where the positions of `text` come from in the client's document (with `text`). */
+      locations?: SentLocations;
     }
   | { errors: GraphQLError[] };
 
@@ -127,6 +133,10 @@ interface CompiledPresets {
   /** `undefined`: the document itself is unchanged. Else `pieces[i]`, slot `order[i]`, `pieces[i + 1]`, ... */
   readonly pieces: readonly string[] | undefined;
   readonly order: readonly number[];
+  /** The rewritten document, its text with the markers, and the length of the `i`th marker in that text. */
+  readonly printed?: { document: DocumentNode; text: string; markers: readonly number[] };
+  /** The locations of `printed`, made on the first request that needs them. */
+  locations?: PrintedLocations;
   /** Session presets (`slot`) and variables whose values get presets (`variable`), in the rewrite's order. */
   readonly steps: ReadonlyArray<{ slot: Slot } | { variable: string; type: GraphQLInputType }>;
 }
@@ -166,7 +176,7 @@ export function applyPresets(
     const compiledPresets = compiledFor(request, remote, grant, sessionVariablePrefix);
     const resolver = new PresetResolver(remote, grant, session, sessionVariablePrefix);
     if (compiledPresets === null) return resolver.apply(request);
-    return resolver.bind(compiledPresets, request.variables);
+    return resolver.bind(compiledPresets, request.variables, request.source);
   } catch (error) {
     if (error instanceof PresetError) {
       return { errors: [new GraphQLError(error.message, { extensions: { code: error.code, path: '$' } })] };
@@ -230,14 +240,15 @@ class PresetResolver {
       pieces.push(text.slice(last));
       const slots = steps.filter((s) => 'slot' in s).length;
       if (order.length !== slots || new Set(order).size !== slots) return null;
-      return { pieces, order, steps };
+      const markers = order.map((i) => `${this.#marker}${i}`.length);
+      return { pieces, order, steps, printed: { document, text, markers } };
     } finally {
       this.#steps = undefined;
     }
   }
 
   /** A request's text and variables from the compiled rewrite of its document. */
-  bind(compiledPresets: CompiledPresets, given: Readonly<Record<string, unknown>> | null | undefined): PresetOutcome {
+  bind(compiledPresets: CompiledPresets, given: Readonly<Record<string, unknown>> | null | undefined, source: Source | undefined): PresetOutcome {
     let variables = given;
     const texts: string[] = [];
     for (const step of compiledPresets.steps) {
@@ -248,17 +259,25 @@ class PresetResolver {
         variables = { ...variables, [step.variable]: this.#json(variables[step.variable], step.type) };
       }
     }
-    const { pieces, order } = compiledPresets;
-    if (!pieces) return { text: undefined, variables };
+    const { pieces, order, printed } = compiledPresets;
+    if (!pieces || !printed) return { text: undefined, variables };
     let text = pieces[0]!;
-    for (let i = 0; i < order.length; i++) text += texts[order[i]!]! + pieces[i + 1]!;
-    return { text, variables };
+    const values: string[] = [];
+    for (let i = 0; i < order.length; i++) {
+      const value = texts[order[i]!]!;
+      values.push(value);
+      text += value + pieces[i + 1]!;
+    }
+    compiledPresets.locations ??= new PrintedLocations(printed.document, printed.text, source);
+    return { text, variables, locations: new SplicedLocations(compiledPresets.locations, text, pieces, values, printed.markers) };
   }
 
   /** The rewrite done per request: a document whose printed text could not be cut at markers. */
   apply(request: PresetRequest): PresetOutcome {
     const { document, changed, variables } = this.#rewrite(request.document, request.variables, false);
-    return { text: changed ? print(document) : undefined, variables };
+    if (!changed) return { text: undefined, variables };
+    const text = print(document);
+    return { text, variables, locations: new PrintedLocations(document, text, request.source) };
   }
 
   #rewrite(

@@ -28,6 +28,7 @@ import {
 } from 'graphql';
 import { routingOf } from '../compose.js';
 import type { LoadedRemote } from '../loaded-remote.js';
+import { PrintedLocations } from '../locations.js';
 import { renamingOf, type Renaming } from './renaming.js';
 
 /**
@@ -57,6 +58,8 @@ export interface RemoteCall extends CallBase {
   remote: LoadedRemote;
   /** `document`, in the remote's own names, printed. */
   text: string;
+  /** Where the positions of `text` come from in the client's document (its copied nodes kept their `loc`). */
+  locations: PrintedLocations;
   /** The variables this call's document defines (only those are sent). */
   variables: readonly string[];
   /** `undefined`: the remote's answer needs no renaming. */
@@ -408,11 +411,13 @@ class Compiler {
     };
     const document: DocumentNode = { kind: Kind.DOCUMENT, definitions: [operation, ...rewriter.fragmentDefinitions()] };
     const [firstPath] = draft.paths.values();
+    const text = print(document);
     return {
       local: false,
       remote: draft.remote,
       document,
-      text: print(document),
+      text,
+      locations: new PrintedLocations(document, text, this.#document.loc?.source),
       operationName: this.#operation.name?.value,
       variables: variableDefinitions.map((d) => d.variable.name.value),
       typenames: prune(map),

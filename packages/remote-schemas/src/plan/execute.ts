@@ -8,6 +8,7 @@ import {
   type ExecutionResult,
   type GraphQLError,
 } from 'graphql';
+import { asRequestErrors, isRequestError } from '../errors.js';
 import type { ConditionNode, Placement, Plan, PlannedCall, TypenameMap } from './compile.js';
 
 /** How the gateway executes the local part of a plan (Envelop's `executeFn`, graphql-js's `execute` by default). */
@@ -23,7 +24,7 @@ export async function executePlan(plan: Plan, args: ExecutionArgs, local: LocalE
   let coerced: Record<string, unknown> = {};
   if (plan.variableDefinitions.length > 0) {
     const outcome = getVariableValues(args.schema, plan.variableDefinitions, given, { maxErrors: 50 });
-    if (outcome.errors) return { errors: outcome.errors };
+    if (outcome.errors) return { errors: asRequestErrors(outcome.errors) };
     coerced = outcome.coerced;
   }
   const send = async (call: PlannedCall): Promise<ExecutionResult> => {
@@ -38,7 +39,14 @@ export async function executePlan(plan: Plan, args: ExecutionArgs, local: LocalE
       if (Object.hasOwn(given, name)) (variables ??= {})[name] = given[name];
     }
     return call.remote.client.send(
-      { document: call.document, text: call.text, variables, operationName: call.operationName, schema: args.schema },
+      {
+        document: call.document,
+        text: call.text,
+        locations: call.locations,
+        variables,
+        operationName: call.operationName,
+        schema: args.schema,
+      },
       args.contextValue,
       plan.operation,
     );
@@ -77,7 +85,17 @@ function arrange<T extends Placement>(entries: readonly T[], conditional: boolea
   return placed.sort((a, b) => a[0] - b[0]).map(([, entry]) => entry);
 }
 
+/** A call the remote refused before executing it (its answer has no `data`, see `asRequestErrors`). */
+function refused(result: ExecutionResult): boolean {
+  return !('data' in result) && result.errors !== undefined && result.errors.length > 0 && result.errors.every(isRequestError);
+}
+
 function assemble(plan: Plan, results: readonly ExecutionResult[], variables: Record<string, unknown>): ExecutionResult {
+  // Every remote refused its part before executing anything: the request is answered as they
+  // answered it, without `data`.
+  if (plan.calls.every((call, index) => !call.local && refused(results[index]!))) {
+    return { errors: results.flatMap((result) => result.errors!) };
+  }
   const errors: GraphQLError[] = [];
   const answers: Array<Record<string, unknown> | null> = [];
   plan.calls.forEach((call, index) => {
@@ -147,8 +165,8 @@ function rename(value: unknown, map: TypenameMap, toPublic: ReadonlyMap<string, 
  * first root field, as execution puts the error of a field it could not resolve.
  */
 function relocate(error: GraphQLError, call: PlannedCall, noData: boolean): GraphQLError {
-  // The local part's errors are at the client's paths already.
-  if (call.local) return error;
+  // The local part's errors are at the client's paths already; an error of the request has none.
+  if (call.local || isRequestError(error)) return error;
   const path = error.path;
   let relocated: ReadonlyArray<string | number> | undefined;
   if (path && path.length > 0) {

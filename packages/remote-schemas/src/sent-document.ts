@@ -1,0 +1,78 @@
+import {
+  Kind,
+  print,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import { PrintedLocations, clientTextLocations, type SentLocations } from './locations.js';
+
+/** What is sent to a remote for one operation of a client's document, as it is. */
+export interface SentDocument {
+  /** The operation and the fragments it uses: nodes of the client's document. */
+  readonly document: DocumentNode;
+  /** Its text: the client's own, or `document` printed. */
+  readonly text: string;
+  readonly locations: SentLocations;
+}
+
+/** Per operation node, and so per parsed document (Yoga's parser cache hands the same one out again). */
+const sentDocuments = new WeakMap<OperationDefinitionNode, SentDocument>();
+
+/**
+ * What a remote needs of `operation` in `document`: the operation and the fragments it uses, and
+ * nothing else of the document (other operations, unused fragments, comments). The client's own
+ * text is sent when it holds nothing else and is no longer than the printed document (its
+ * locations are then the client's as they are); otherwise the document is printed, and the
+ * locations of the remote's errors are moved back into the client's text. Decided once per
+ * operation node.
+ */
+export function sentDocumentOf(document: DocumentNode, operation: OperationDefinitionNode): SentDocument {
+  let sent = sentDocuments.get(operation);
+  if (!sent) {
+    sent = build(document, operation);
+    sentDocuments.set(operation, sent);
+  }
+  return sent;
+}
+
+function build(document: DocumentNode, operation: OperationDefinitionNode): SentDocument {
+  const fragments = usedFragments(document, operation);
+  const whole = document.definitions.length === fragments.length + 1;
+  const needed: DocumentNode = whole ? document : { kind: Kind.DOCUMENT, definitions: [operation, ...fragments] };
+  const text = print(needed);
+  const source = document.loc?.source;
+  // `#` starts a comment wherever it is not in a string: a text with one is printed (rarely needed).
+  if (whole && source && !source.body.includes('#') && source.body.length <= text.length) {
+    return { document, text: source.body, locations: clientTextLocations(source) };
+  }
+  return { document: needed, text, locations: new PrintedLocations(needed, text, source) };
+}
+
+/** The fragments `operation` spreads, directly or through other fragments, in the document's order. */
+export function usedFragments(document: DocumentNode, operation: OperationDefinitionNode): FragmentDefinitionNode[] {
+  const byName = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION && !byName.has(definition.name.value)) {
+      byName.set(definition.name.value, definition);
+    }
+  }
+  if (byName.size === 0) return [];
+  const used = new Set<FragmentDefinitionNode>();
+  const pending: SelectionSetNode[] = [operation.selectionSet];
+  for (let set = pending.pop(); set; set = pending.pop()) {
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FRAGMENT_SPREAD) {
+        const fragment = byName.get(selection.name.value);
+        if (fragment && !used.has(fragment)) {
+          used.add(fragment);
+          pending.push(fragment.selectionSet);
+        }
+      } else if (selection.selectionSet) {
+        pending.push(selection.selectionSet);
+      }
+    }
+  }
+  return document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION && used.has(d));
+}
