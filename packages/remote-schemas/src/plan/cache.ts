@@ -1,7 +1,8 @@
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../options.js';
-import { compilePlan, type Plan, type PlanDecision } from './compile.js';
+import { compilePlan } from './compile.js';
+import type { Plan, PlanDecision } from './plan.js';
 
 /** Documents whose plans are kept per schema (least recently used first out). */
 export const MAX_PLANNED_DOCUMENTS = 1000;

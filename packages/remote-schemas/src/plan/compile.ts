@@ -2,10 +2,7 @@ import {
   Kind,
   getNamedType,
   getOperationAST,
-  isCompositeType,
-  isInterfaceType,
   isNonNullType,
-  isObjectType,
   print,
   SchemaMetaFieldDef,
   TypeMetaFieldDef,
@@ -13,123 +10,30 @@ import {
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
-  type FragmentSpreadNode,
-  type InlineFragmentNode,
-  type GraphQLCompositeType,
   type GraphQLObjectType,
   type GraphQLSchema,
-  type NamedTypeNode,
   type OperationDefinitionNode,
   type SelectionNode,
   type SelectionSetNode,
-  type TypeNode,
-  type ValueNode,
-  type VariableDefinitionNode,
 } from 'graphql';
 import { routingOf } from '../compose.js';
 import type { LoadedRemote } from '../loaded-remote.js';
 import { PrintedLocations } from '../locations.js';
+import {
+  Unplannable,
+  fail,
+  type ConditionNode,
+  type LocalCall,
+  type NamespaceEntry,
+  type Placement,
+  type Plan,
+  type PlanDecision,
+  type RemoteCall,
+  type RootEntry,
+  type TypenameMap,
+} from './plan.js';
 import { renamingOf, type Renaming } from './renaming.js';
-
-/**
- * Where `__typename` answers must be renamed in a remote's data: at `typename` keys, and below
- * `children` keys (through lists and nested lists alike).
- */
-export interface TypenameMap {
-  typename?: Set<string>;
-  children?: Map<string, TypenameMap>;
-  /** While compiling: keys of fields without a selection (a key may not be both one and `__typename`). */
-  leaves?: Set<string>;
-}
-
-/** One HTTP request to one remote, or the part of the operation the gateway executes itself. */
-export type PlannedCall = RemoteCall | LocalCall;
-
-interface CallBase {
-  document: DocumentNode;
-  operationName: string | undefined;
-  /** Each root response key of the call's document -> its path in the client's response. */
-  paths: ReadonlyMap<string, readonly string[]>;
-}
-
-/** One HTTP request to one remote. */
-export interface RemoteCall extends CallBase {
-  local: false;
-  remote: LoadedRemote;
-  /** `document`, in the remote's own names, printed. */
-  text: string;
-  /** Where the positions of `text` come from in the client's document (its copied nodes kept their `loc`). */
-  locations: PrintedLocations;
-  /** The variables this call's document defines (only those are sent). */
-  variables: readonly string[];
-  /** `undefined`: the remote's answer needs no renaming. */
-  typenames: TypenameMap | undefined;
-  /** The remote's own object type names -> public names (`typenames` says where they are). */
-  typeToPublic: ReadonlyMap<string, string>;
-  /** Where an error without a path goes when the call answers no data: the call's first root field. */
-  firstPath: readonly string[];
-  /** Nothing to ask (a namespace field that selects only `__typename`): no request is sent. */
-  empty: boolean;
-}
-
-/**
- * Root fields of the local schema and introspection (`__schema`, `__type`), executed by the
- * gateway on the client's schema: the client's own field nodes, every variable and fragment of the
- * operation, and the fragments with `@skip` / `@include` around them as inline fragments.
- */
-export interface LocalCall extends CallBase {
-  local: true;
-}
-
-/** A fragment spread, inline fragment or namespace field whose `@skip` / `@include` decide the fields inside. */
-export type ConditionNode = FieldNode | InlineFragmentNode | FragmentSpreadNode;
-
-/**
- * Where a response key first appears among the fields of its selection set (fragments spread in
- * place): its place in the response. `when`: every place of that key, with the nodes whose
- * `@skip` / `@include` decide it there (enclosing fragments and namespace field, then the field
- * itself); the first place where all of them include it decides, none: the key is left out.
- */
-export interface Placement {
-  at: number;
-  when?: ReadonlyArray<{ at: number; nodes: readonly ConditionNode[] }>;
-}
-
-export interface NamespaceEntry extends Placement {
-  key: string;
-  /** The key of the field in the remote's answer (the client's, unless the namespace is selected under two keys). */
-  remoteKey: string;
-  typename?: string;
-}
-
-export type RootEntry = Placement &
-  (
-    | { kind: 'field'; key: string; call: number; nonNull: boolean }
-    | { kind: 'typename'; key: string; value: string }
-    | { kind: 'namespace'; key: string; call: number; entries: readonly NamespaceEntry[] }
-  );
-
-/** An operation compiled for its schema: the requests to send, and how their answers make the client's response. */
-export interface Plan {
-  operation: 'query' | 'mutation';
-  /** The operation's variable definitions, checked against the client's schema before anything is sent. */
-  variableDefinitions: readonly VariableDefinitionNode[];
-  /** Queries: sent in parallel. Mutations: one after the other, in this order. */
-  calls: readonly PlannedCall[];
-  /** The client's root response keys, in the client's order when no directive decides otherwise. */
-  entries: readonly RootEntry[];
-  /** Some response keys carry `@skip` or `@include`: their order and presence are decided per request. */
-  conditional: boolean;
-}
-
-/** A plan, or why the operation is executed by delegation instead. */
-export type PlanDecision = { plan: Plan } | { fallback: string; operationName: string | undefined };
-
-class Unplannable extends Error {}
-
-function fail(reason: string): never {
-  throw new Unplannable(reason);
-}
+import { Rewriter, prune } from './rewrite.js';
 
 /**
  * Compiles the operation `operationName` of `document` (validated against `schema`) into a plan:
@@ -441,185 +345,4 @@ class Compiler {
       paths: draft.paths,
     };
   }
-}
-
-/** Rewrites the selections of one remote's part of an operation into the remote's own names. */
-class Rewriter {
-  readonly variables = new Set<string>();
-  readonly #schema: GraphQLSchema;
-  readonly #renaming: Renaming;
-  readonly #fragments: ReadonlyMap<string, FragmentDefinitionNode>;
-  /** Types a fragment below the root may not name: ours and the namespace's wrappers. */
-  readonly #forbidden: ReadonlySet<string>;
-  readonly #done = new Map<string, { definition: FragmentDefinitionNode; map: TypenameMap }>();
-  readonly #renamesTypes: boolean;
-
-  constructor(
-    schema: GraphQLSchema,
-    remote: LoadedRemote,
-    renaming: Renaming,
-    fragments: ReadonlyMap<string, FragmentDefinitionNode>,
-    kind: 'query' | 'mutation',
-  ) {
-    this.#schema = schema;
-    this.#renaming = renaming;
-    this.#fragments = fragments;
-    this.#renamesTypes = renaming.typeToPublic.size > 0;
-    const forbidden = new Set<string>();
-    for (const root of [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()]) {
-      if (root) forbidden.add(root.name);
-    }
-    const own = remote.public.roots[kind]?.name;
-    if (own) forbidden.add(own);
-    if (renaming.namespace) {
-      forbidden.add(`${renaming.namespace}_query`);
-      forbidden.add(`${renaming.namespace}_mutation`);
-    }
-    this.#forbidden = forbidden;
-  }
-
-  /** `renamesAs`: the public name of the parent type whose field renaming applies. */
-  field(node: FieldNode, parent: GraphQLCompositeType, renamesAs: string | undefined, map: TypenameMap): FieldNode {
-    const name = node.name.value;
-    const key = node.alias?.value ?? name;
-    this.#directives(node.directives);
-    if (name === '__typename') {
-      if (this.#renamesTypes) (map.typename ??= new Set()).add(key);
-      if (map.children?.has(key) || map.leaves?.has(key)) fail(`response key "${key}" is both __typename and a field`);
-      return node;
-    }
-    if (!isObjectType(parent) && !isInterfaceType(parent)) fail(`field "${name}" on ${parent.name}`);
-    const definition = parent.getFields()[name];
-    if (!definition) fail(`unknown field "${parent.name}.${name}"`);
-    for (const argument of node.arguments ?? []) this.#value(argument.value);
-    const own = isObjectType(parent) && renamesAs !== undefined ? this.#renaming.fieldsToOwn.get(renamesAs)?.get(name) : undefined;
-    let selectionSet = node.selectionSet;
-    if (!selectionSet && this.#renamesTypes) {
-      // Renaming a type name here would rename this field's value when it happens to be one.
-      if (map.typename?.has(key)) fail(`response key "${key}" is both __typename and a field`);
-      (map.leaves ??= new Set()).add(key);
-    }
-    if (selectionSet) {
-      const type = getNamedType(definition.type);
-      if (!isCompositeType(type)) fail(`a selection on "${parent.name}.${name}"`);
-      if (map.typename?.has(key)) fail(`response key "${key}" is both __typename and a field`);
-      const child: TypenameMap = map.children?.get(key) ?? {};
-      selectionSet = this.#selectionSet(selectionSet, type, child);
-      if (this.#renamesTypes) (map.children ??= new Map()).set(key, child);
-    }
-    if (own === undefined && selectionSet === node.selectionSet) return node;
-    return {
-      ...node,
-      ...(own === undefined ? {} : { alias: node.alias ?? { kind: Kind.NAME, value: name }, name: { kind: Kind.NAME, value: own } }),
-      ...(selectionSet ? { selectionSet } : {}),
-    };
-  }
-
-  #selectionSet(set: SelectionSetNode, parent: GraphQLCompositeType, map: TypenameMap): SelectionSetNode {
-    const selections = set.selections.map((selection): SelectionNode => {
-      if (selection.kind === Kind.FIELD) return this.field(selection, parent, parent.name, map);
-      this.#directives(selection.directives);
-      if (selection.kind === Kind.INLINE_FRAGMENT) {
-        let type = parent;
-        let typeCondition = selection.typeCondition;
-        if (typeCondition) {
-          type = this.#conditionType(typeCondition.name.value);
-          typeCondition = this.#namedType(typeCondition);
-        }
-        return { ...selection, ...(typeCondition ? { typeCondition } : {}), selectionSet: this.#selectionSet(selection.selectionSet, type, map) };
-      }
-      merge(map, this.#fragment(selection.name.value).map);
-      return selection;
-    });
-    return { ...set, selections };
-  }
-
-  #fragment(name: string): { definition: FragmentDefinitionNode; map: TypenameMap } {
-    const done = this.#done.get(name);
-    if (done) return done;
-    const fragment = this.#fragments.get(name);
-    if (!fragment) fail(`unknown fragment "${name}"`);
-    this.#directives(fragment.directives);
-    const type = this.#conditionType(fragment.typeCondition.name.value);
-    const map: TypenameMap = {};
-    const definition: FragmentDefinitionNode = {
-      ...fragment,
-      typeCondition: this.#namedType(fragment.typeCondition),
-      selectionSet: this.#selectionSet(fragment.selectionSet, type, map),
-    };
-    const result = { definition, map };
-    this.#done.set(name, result);
-    return result;
-  }
-
-  /** The rewritten fragments this remote's document uses, in the client's order. */
-  fragmentDefinitions(): FragmentDefinitionNode[] {
-    const used: FragmentDefinitionNode[] = [];
-    for (const [name] of this.#fragments) {
-      const done = this.#done.get(name);
-      if (done) used.push(done.definition);
-    }
-    return used;
-  }
-
-  #conditionType(name: string): GraphQLCompositeType {
-    if (this.#forbidden.has(name)) fail(`a fragment on type "${name}" below the root`);
-    const type = this.#schema.getType(name);
-    if (!type || !isCompositeType(type)) fail(`a fragment on unknown type "${name}"`);
-    return type;
-  }
-
-  #namedType(node: NamedTypeNode): NamedTypeNode {
-    const own = this.#renaming.typeToOwn.get(node.name.value);
-    return own === undefined ? node : { ...node, name: { ...node.name, value: own } };
-  }
-
-  typeNode(node: TypeNode): TypeNode {
-    if (node.kind === Kind.NAMED_TYPE) return this.#namedType(node);
-    if (node.kind === Kind.LIST_TYPE) return { ...node, type: this.typeNode(node.type) };
-    return { ...node, type: this.typeNode(node.type) as typeof node.type };
-  }
-
-  /** Notes the variables the `@skip` / `@include` of a condition around a root field use. */
-  noteDirectives(directives: readonly DirectiveNode[] | undefined): void {
-    this.#directives(directives);
-  }
-
-  #directives(directives: readonly DirectiveNode[] | undefined): void {
-    for (const directive of directives ?? []) for (const argument of directive.arguments ?? []) this.#value(argument.value);
-  }
-
-  #value(value: ValueNode): void {
-    if (value.kind === Kind.VARIABLE) this.variables.add(value.name.value);
-    else if (value.kind === Kind.LIST) for (const item of value.values) this.#value(item);
-    else if (value.kind === Kind.OBJECT) for (const field of value.fields) this.#value(field.value);
-  }
-}
-
-function merge(into: TypenameMap, from: TypenameMap): void {
-  for (const key of from.typename ?? []) {
-    if (into.children?.has(key) || into.leaves?.has(key)) fail(`response key "${key}" is both __typename and a field`);
-    (into.typename ??= new Set()).add(key);
-  }
-  for (const key of from.leaves ?? []) {
-    if (into.typename?.has(key)) fail(`response key "${key}" is both __typename and a field`);
-    (into.leaves ??= new Set()).add(key);
-  }
-  for (const [key, child] of from.children ?? []) {
-    if (into.typename?.has(key)) fail(`response key "${key}" is both __typename and a field`);
-    let existing = into.children?.get(key);
-    if (!existing) (into.children ??= new Map()).set(key, (existing = {}));
-    merge(existing, child);
-  }
-}
-
-/** `undefined` when nothing below `map` renames anything. */
-function prune(map: TypenameMap): TypenameMap | undefined {
-  const out: TypenameMap = {};
-  if (map.typename?.size) out.typename = map.typename;
-  for (const [key, child] of map.children ?? []) {
-    const kept = prune(child);
-    if (kept) (out.children ??= new Map()).set(key, kept);
-  }
-  return out.typename || out.children ? out : undefined;
 }

@@ -9,7 +9,7 @@ import {
   type GraphQLError,
 } from 'graphql';
 import { asRequestErrors, isRequestError } from '../errors.js';
-import type { ConditionNode, Placement, Plan, PlannedCall, TypenameMap } from './compile.js';
+import type { ConditionNode, Placement, Plan, PlannedCall, TypenameMap } from './plan.js';
 
 /** How the gateway executes the local part of a plan (Envelop's `executeFn`, graphql-js's `execute` by default). */
 export type LocalExecute = (args: ExecutionArgs) => unknown;
