@@ -8,8 +8,8 @@ import type {
 import type { LoadedRemote } from '../loaded-remote.js';
 import type { PrintedLocations } from '../locations.js';
 
+// The shape of a compiled plan: what `compile.ts` builds and `execute.ts` runs.
 
-/* The shape of a compiled plan: what `compile.ts` builds and `execute.ts` runs. */
 /**
  * Where `__typename` answers must be renamed in a remote's data: at `typename` keys, and below
  * `children` keys (through lists and nested lists alike).
