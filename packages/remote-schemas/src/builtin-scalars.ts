@@ -1,5 +1,17 @@
-import { Kind, visit, type DocumentNode, type ExecutionResult } from 'graphql';
-import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
+import {
+  GraphQLBoolean,
+  GraphQLFloat,
+  GraphQLID,
+  GraphQLInt,
+  GraphQLScalarType,
+  GraphQLString,
+  Kind,
+  visit,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLSchema,
+} from 'graphql';
+import { MapperKind, mapSchema, type ExecutionRequest, type Executor } from '@graphql-tools/utils';
 
 export const BUILT_IN_SCALARS: ReadonlySet<string> = new Set(['String', 'Int', 'Float', 'Boolean', 'ID']);
 
@@ -62,4 +74,32 @@ export function restoreInRequests(executor: Executor, mapping: Map<string, strin
     });
     return executor({ ...request, document });
   }) as Executor;
+}
+
+const BUILT_IN_SCALAR_TYPES: ReadonlyMap<string, GraphQLScalarType> = new Map(
+  [GraphQLString, GraphQLInt, GraphQLFloat, GraphQLBoolean, GraphQLID].map((type) => [type.name, type]),
+);
+
+/**
+ * The renamed built-in scalars of `schema` (`mapping`: built-in -> new name; custom scalars in the
+ * renamed introspection result, which graphql-tools' wrapping leaves without coercion) coerce
+ * values as the built-in does: a variable or literal the remote would
+ * refuse (`"NOPE"` for an `Int` mapped to `Count`) is refused by the gateway before anything is
+ * sent, with graphql-js's own message, on every route.
+ */
+export function withBuiltInCoercion(schema: GraphQLSchema, mapping: Map<string, string>): GraphQLSchema {
+  if (mapping.size === 0) return schema;
+  const builtInOf = new Map([...mapping].map(([builtIn, renamed]) => [renamed, BUILT_IN_SCALAR_TYPES.get(builtIn)!]));
+  return mapSchema(schema, {
+    [MapperKind.SCALAR_TYPE]: (type) => {
+      const builtIn = builtInOf.get(type.name);
+      if (!builtIn) return type;
+      return new GraphQLScalarType({
+        ...type.toConfig(),
+        serialize: builtIn.serialize,
+        parseValue: builtIn.parseValue,
+        parseLiteral: builtIn.parseLiteral,
+      });
+    },
+  });
 }

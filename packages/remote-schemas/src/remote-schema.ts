@@ -11,7 +11,7 @@ import {
 import { defaultMergedResolver, delegateToSchema, type SubschemaConfig } from '@graphql-tools/delegate';
 import { RenameObjectFields, RenameRootFields, RenameTypes, WrapFields, wrapSchema } from '@graphql-tools/wrap';
 import type { Transform } from '@graphql-tools/delegate';
-import { BUILT_IN_SCALARS, builtInScalarMapping } from './builtin-scalars.js';
+import { BUILT_IN_SCALARS, builtInScalarMapping, withBuiltInCoercion } from './builtin-scalars.js';
 import { buildClientSchemaInSteps } from './client-schema.js';
 import { SLICE_MS, runInSlices } from './slices.js';
 import { RemoteSchemaError } from './errors.js';
@@ -286,7 +286,11 @@ export function publicRemoteSchema(
       );
     }
   }
-  const schema = wrapSchema({ schema: remoteSchema, executor, transforms, batch: false });
+  // graphql-tools' wrapping leaves scalars without coercion: renamed built-ins get theirs back.
+  const schema = withBuiltInCoercion(
+    wrapSchema({ schema: remoteSchema, executor, transforms, batch: false }),
+    builtInScalarMapping(customization.type_names?.mapping),
+  );
   // The wrapped schema inherits "already validated" from the remote's; check the renamed shape anew.
   const errors = validateSchema(new GraphQLSchema({ ...schema.toConfig(), assumeValid: false }));
   if (errors.length > 0) {

@@ -15,8 +15,9 @@ import {
 import {
   comparableErrors,
   documentFor,
-  expectedAnswer,
+  expectedFullAnswer,
   featuresOf,
+  fullAnswer,
   operationArb,
   resolveOperation,
   type ResolvedOperation,
@@ -26,7 +27,10 @@ import { startRecordingProxy, type RecordingProxy } from './utils/differential-r
 /**
  * Differential test of customization: an operation generated in the sample remote's own names is
  * sent to the remote as it is, and as a client of the customized remote writes it to the gateway;
- * the gateway must answer what the remote answered, renamed.
+ * the gateway must answer what the remote answered, renamed: the data, and the errors in full
+ * (message, path, locations in the client's document, extensions, and `data` left out exactly when
+ * the remote left it out, as for a variable value that cannot be coerced). Operations come with
+ * and without customization, with invalid variable values and with every root field skipped.
  *
  * `DIFF_RUNS` sets the number of customizations tried (default 120), each with one to four
  * operations (about 300 operations in all); `DIFF_SEED` and `DIFF_PATH`, as printed with
@@ -108,8 +112,10 @@ describe('differential: the gateway answers as the remote does, renamed by the c
       await fc.assert(
         fc.asyncProperty(
           customizationArb,
-          fc.array(operationArb, { minLength: 1, maxLength: 4 }),
-          async (customization, operations) => {
+          fc.array(fc.tuple(operationArb, fc.boolean()), { minLength: 1, maxLength: 4 }),
+          async (customization, generated) => {
+            const operations = generated.map(([operation]) => operation);
+            const accepts = generated.map(([, graphqlResponse]) => graphqlResponse);
             const ops = operations.map(resolveOperation);
             const naming = namingOf(customization);
             // Loading a customized remote costs more than the operations sent to it: several per load.
@@ -128,8 +134,8 @@ describe('differential: the gateway answers as the remote does, renamed by the c
               registry.commit(plan);
               for (const feature of featuresOfCustomization(customization)) count(feature);
               // One after the other: both remotes see the mutations in the same order.
-              for (const op of ops) {
-                await checkOne(customization, naming, op, pair);
+              for (const [i, op] of ops.entries()) {
+                await checkOne(customization, naming, op, pair, accepts[i]!);
               }
             } finally {
               if (pair !== shared) await closePair(pair);
@@ -149,23 +155,32 @@ describe('differential: the gateway answers as the remote does, renamed by the c
     naming: Naming,
     op: ResolvedOperation,
     pair: RemotePair,
+    graphqlResponse: boolean,
   ): Promise<void> {
     const clientQuery = documentFor(op, naming);
     const request = {
       variables: op.variables,
       ...(op.operationName !== undefined && { operationName: op.operationName }),
     };
+    const accept = graphqlResponse ? 'application/graphql-response+json' : 'application/json';
     const [through, direct] = await Promise.all([
-      gateway.post({ query: clientQuery, ...request }),
+      gateway.post({ query: clientQuery, ...request }, { accept }),
       postTo(pair.direct.url, { query: op.remoteQuery, ...request }),
     ]);
     try {
-      // The remote itself must have executed the operation: anything else is a generator bug.
-      expect(direct.status).toBe(200);
-      expect(direct.body.data).toBeDefined();
-      const expected = expectedAnswer(op, naming, direct.body);
-      const actual = { data: through.body.data, errors: comparableErrors(through.body.errors) };
-      expect(through.status).toBe(200);
+      // The remote itself must have executed the operation, or refused an invalid variable value
+      // before executing it: anything else is a generator bug.
+      if (op.invalid) {
+        expect(direct.body).not.toHaveProperty('data');
+        expect(direct.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ message: expect.stringMatching(/^Variable "\$v\d+"/) })]));
+      } else {
+        expect(direct.status).toBe(200);
+        expect(direct.body.data).toBeDefined();
+      }
+      const expected = expectedFullAnswer(op, naming, clientQuery, direct.body);
+      const actual = fullAnswer(through.body);
+      // An error before execution: 400 for a client of the GraphQL over HTTP media type, 200 for application/json.
+      expect(through.status).toBe(!expected.hasData && graphqlResponse ? 400 : 200);
       expect(actual).toEqual(expected);
       // Response keys in the order of the selection, as the remote orders them.
       expect(JSON.stringify(actual.data)).toBe(JSON.stringify(expected.data));
@@ -186,7 +201,7 @@ describe('differential: the gateway answers as the remote does, renamed by the c
         customized(customization) ? 'customized' : 'uncustomized',
         op.kind,
         op.stateful ? 'own remotes' : 'shared remotes',
-        comparableErrors(direct.body.errors).length > 0 ? 'with errors' : 'no errors',
+        op.invalid ? 'invalid variable' : comparableErrors(direct.body.errors).length > 0 ? 'with errors' : 'no errors',
       ].join(', '),
     );
   }

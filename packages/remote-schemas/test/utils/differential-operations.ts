@@ -2,8 +2,11 @@ import fc from 'fast-check';
 import {
   GraphQLBoolean,
   GraphQLNonNull,
+  Kind,
+  Source,
   astFromValue,
   buildSchema,
+  getLocation,
   getNamedType,
   isAbstractType,
   isCompositeType,
@@ -16,6 +19,8 @@ import {
   parse,
   print,
   validate,
+  visit,
+  type ASTNode,
   type GraphQLCompositeType,
   type GraphQLField,
   type GraphQLInputType,
@@ -40,8 +45,11 @@ const MAX_DEPTH = 3;
 
 export type Value =
   | { kind: 'literal'; value: unknown }
-  /** `value` undefined: the variable is not sent (a nullable one, or one with a default). */
-  | { kind: 'variable'; nonNull: boolean; value: unknown; defaultValue: unknown }
+  /**
+   * `value` undefined: the variable is not sent (a nullable one, or one with a default).
+   * `invalid`: a value of another type is sent instead, which the request is refused for.
+   */
+  | { kind: 'variable'; nonNull: boolean; value: unknown; defaultValue: unknown; invalid?: boolean }
   | { kind: 'object'; fields: Array<{ name: string; value: Value }> };
 
 export interface Directive {
@@ -68,6 +76,8 @@ export interface Operation {
   named: boolean;
   decoy: boolean;
   selections: Selection[];
+  /** Every root field left out: the root selections inside `... @skip(if: true) { }` (or `@include(if: false)`). */
+  skipRoots?: Directive | undefined;
 }
 
 const STRINGS = ['', 'a', 'Ada', 'lin', 'o', 'é', 'quote " and \\ backslash', '😀', 'two\nlines'];
@@ -113,6 +123,19 @@ function namedJsonArb(type: GraphQLInputType): fc.Arbitrary<unknown> {
   }
 }
 
+/**
+ * A JSON value that is not a value of `type`, null aside: the request is refused before
+ * execution, with graphql-js's message naming the variable and the type.
+ */
+function invalidJsonArb(type: GraphQLInputType): fc.Arbitrary<unknown> {
+  const named = getNamedType(type);
+  if (isInputObjectType(named)) return fc.constantFrom<unknown>({}, { text: 'x', unknown: 1 }, 'NOPE');
+  if (isEnumType(named)) return fc.constantFrom<unknown>('NOPE', 3);
+  if (named.name === 'String') return fc.constantFrom<unknown>(7, true, { a: 1 });
+  if (named.name === 'ID') return fc.constantFrom<unknown>(true, 1.5, ['1']);
+  return fc.constantFrom<unknown>('NOPE', 1.5, [1]);
+}
+
 function valueArb(type: GraphQLInputType): fc.Arbitrary<Value> {
   const nonNull = isNonNullType(type);
   const literal = jsonArb(type).map((value): Value => ({ kind: 'literal', value }));
@@ -122,8 +145,14 @@ function valueArb(type: GraphQLInputType): fc.Arbitrary<Value> {
       value: jsonArb(type),
       sent: oneIn(3).map((notSent) => !notSent),
       defaultValue: sometimes(jsonArb(type), 40),
+      invalid: sometimes(fc.record({ wrong: invalidJsonArb(type), asNull: oneIn(3) }), 6),
     })
-    .map(({ declaredNonNull, value, sent, defaultValue }): Value => {
+    .map(({ declaredNonNull, value, sent, defaultValue, invalid }): Value => {
+      if (invalid !== undefined) {
+        // Sent, and not a value of its type (`null` for a non-null variable, now and then).
+        const wrong = declaredNonNull && invalid.asNull ? null : invalid.wrong;
+        return { kind: 'variable', nonNull: declaredNonNull, value: wrong, defaultValue: undefined, invalid: true };
+      }
       // A non-null variable is always sent, with a non-null value; only a nullable one has a default.
       if (declaredNonNull) {
         return { kind: 'variable', nonNull: true, value: value ?? nonNullFallback(type), defaultValue: undefined };
@@ -150,6 +179,17 @@ function nonNullFallback(type: GraphQLInputType): unknown {
   if (isEnumType(named)) return named.getValues()[0]?.name;
   return named.name === 'Int' ? 0 : named.name === 'Boolean' ? true : '1';
 }
+
+/** `@skip` or `@include` that leaves its selection out: a literal, or a variable given (or defaulting to) that value. */
+export const skipAllArb: fc.Arbitrary<Directive> = fc
+  .record({ name: fc.constantFrom('include' as const, 'skip' as const), variable: fc.boolean(), nonNull: fc.boolean() })
+  .map(({ name, variable, nonNull }): Directive => {
+    const value = name === 'skip';
+    if (!variable) return { name, value: { kind: 'literal', value } };
+    return nonNull
+      ? { name, value: { kind: 'variable', nonNull: true, value, defaultValue: undefined } }
+      : { name, value: { kind: 'variable', nonNull: false, value: undefined, defaultValue: value } };
+  });
 
 const directiveArb: fc.Arbitrary<Directive | undefined> = sometimes(
   fc.record({ name: fc.constantFrom('include' as const, 'skip' as const), value: valueArb(new GraphQLNonNull(GraphQLBoolean)) }),
@@ -260,12 +300,14 @@ export const operationArb: fc.Arbitrary<Operation> = fc
     decoy: oneIn(5),
     query: selectionsArb('Query', 0),
     mutation: selectionsArb('Mutation', 0),
+    skipRoots: sometimes(skipAllArb, 8),
   })
-  .map(({ kind, named, decoy, query, mutation }) => ({
+  .map(({ kind, named, decoy, query, mutation, skipRoots }) => ({
     kind,
     named: named || decoy,
     decoy,
     selections: kind === 'query' ? query : mutation,
+    skipRoots,
   }));
 
 // ---- Resolved: aliases, variables and fragments named, valid on the remote's schema ----
@@ -305,6 +347,8 @@ interface VariableDefinition {
 
 export interface ResolvedOperation {
   kind: OperationKind;
+  /** A variable's value is not one of its type: the request is refused before execution. */
+  invalid: boolean;
   operationName: string | undefined;
   decoy: boolean;
   selections: ResolvedSelection[];
@@ -330,6 +374,7 @@ function resolve(operation: Operation, forcedAliases: ReadonlySet<string>): Omit
   const variableDefinitions: VariableDefinition[] = [];
   const variables: Record<string, unknown> = {};
   let stateful = operation.kind === 'mutation';
+  let invalid = false;
 
   const value = (v: Value, type: GraphQLInputType, renamed: boolean): ResolvedValue => {
     if (v.kind === 'literal') return { kind: 'literal', text: literal(v.value, type) };
@@ -351,6 +396,7 @@ function resolve(operation: Operation, forcedAliases: ReadonlySet<string>): Omit
       defaultValue: v.defaultValue === undefined ? undefined : literal(v.defaultValue, type),
     });
     if (v.value !== undefined) variables[name] = v.value;
+    if (v.invalid) invalid = true;
     return { kind: 'variable', name };
   };
   const directive = (d: Directive | undefined): ResolvedDirective | undefined =>
@@ -399,9 +445,13 @@ function resolve(operation: Operation, forcedAliases: ReadonlySet<string>): Omit
     });
 
   const root = operation.kind === 'query' ? 'Query' : 'Mutation';
-  const resolved = selections(operation.selections, root);
+  let resolved = selections(operation.selections, root);
+  if (operation.skipRoots) {
+    resolved = [{ kind: 'inline', on: undefined, directive: directive(operation.skipRoots), selections: resolved }];
+  }
   return {
     kind: operation.kind,
+    invalid,
     operationName: operation.named ? 'Main' : undefined,
     decoy: operation.decoy,
     selections: resolved,
@@ -521,6 +571,9 @@ export function featuresOf(op: ResolvedOperation): string[] {
   if (op.variableDefinitions.some((d) => d.defaultValue !== undefined)) found.add('variable with a default value');
   if (op.variableDefinitions.some((d) => !(d.name in op.variables))) found.add('variable not sent');
   if (op.decoy) found.add('second operation in the document');
+  if (op.invalid) found.add('invalid variable value');
+  const [first] = op.selections;
+  if (op.selections.length === 1 && first?.kind === 'inline' && first.on === undefined && first.directive) found.add('every root field skipped');
   return [...found].map((f) => `feature: ${f}`);
 }
 
@@ -684,4 +737,123 @@ export function expectedAnswer(op: ResolvedOperation, naming: Naming, remote: { 
     data: naming.namespace && data !== undefined ? { [naming.namespace]: data } : data,
     errors: comparableErrors(errors),
   };
+}
+
+// ---- Errors in full: message, path, locations, extensions, and whether `data` is there ----
+
+export interface Location {
+  line: number;
+  column: number;
+}
+
+export interface FullError {
+  message: string;
+  path?: Array<string | number>;
+  locations?: Location[];
+  extensions?: Record<string, unknown>;
+}
+
+export interface FullAnswer {
+  /** Whether the answer has a `data` key at all (an error before execution leaves it out). */
+  hasData: boolean;
+  data: unknown;
+  /** Sorted (the order of errors is not specified). */
+  errors: FullError[];
+}
+
+/** A response's errors with every member a client reads, in a stable order. */
+export function fullErrors(errors: unknown): FullError[] {
+  const list = Array.isArray(errors) ? (errors as Array<Record<string, unknown>>) : [];
+  return list
+    .map((e) => ({
+      message: String(e['message']),
+      ...(Array.isArray(e['path']) && { path: e['path'] as Array<string | number> }),
+      ...(Array.isArray(e['locations']) && { locations: e['locations'] as Location[] }),
+      ...(e['extensions'] !== undefined && { extensions: e['extensions'] as Record<string, unknown> }),
+    }))
+    .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+}
+
+/** An answer as the client reads it, for comparison with {@link expectedFullAnswer}. */
+export function fullAnswer(body: { data?: unknown; errors?: unknown }): FullAnswer {
+  return { hasData: 'data' in body, data: body.data, errors: fullErrors(body.errors) };
+}
+
+function nodesOf(text: string): { source: Source; nodes: ASTNode[] } {
+  const source = new Source(text);
+  const nodes: ASTNode[] = [];
+  visit(parse(source), {
+    enter(node) {
+      nodes.push(node);
+    },
+  });
+  return { source, nodes };
+}
+
+/**
+ * Where a location in the remote's document (`documentFor(op, undefined)`) is in the client's
+ * (`documentFor(op, naming)`): both are printed from one operation, so their nodes come in the same
+ * order, but for the namespace field the client's document has around its root fields. A location
+ * is that of the outermost node that starts there (graphql-js locates an error at a node's start).
+ */
+export function clientLocationOf(remoteQuery: string, clientQuery: string, namespace: string | undefined): (location: Location) => Location | undefined {
+  const remote = nodesOf(remoteQuery);
+  const client = nodesOf(clientQuery);
+  let clientNodes = client.nodes;
+  if (namespace) {
+    // The namespace field, its name and its selection set, in the first operation.
+    const at = clientNodes.findIndex((n) => n.kind === Kind.FIELD && n.name.value === namespace);
+    clientNodes = [...clientNodes.slice(0, at), ...clientNodes.slice(at + 3)];
+  }
+  if (clientNodes.length !== remote.nodes.length) throw new Error('the two documents do not have the same shape');
+  return ({ line, column }) => {
+    const lines = remoteQuery.split('\n');
+    let offset = column - 1;
+    for (let i = 0; i < line - 1; i++) offset += lines[i]!.length + 1;
+    const index = remote.nodes.findIndex((n) => n.loc?.start === offset);
+    if (index === -1) return undefined;
+    const start = clientNodes[index]!.loc!.start;
+    return getLocation(client.source, start);
+  };
+}
+
+/**
+ * Type names in double quotes (`"Int!"`, `"[Role]"`, `"MessageInput"`), renamed as a client of
+ * `naming` sees them; not in an error about a variable of `@skip` / `@include`, whose `Boolean` the
+ * client writes as it is.
+ */
+function renameQuotedTypes(message: string, naming: Naming, op: ResolvedOperation): string {
+  const variable = /^Variable "\$(\w+)"/.exec(message)?.[1];
+  if (variable !== undefined && op.variableDefinitions.find((d) => d.name === variable)?.renamed === false) return message;
+  const known = new Set(Object.keys(remoteSchema.getTypeMap()).filter((name) => !name.startsWith('__')));
+  return message.replace(/"(\[*)([_A-Za-z][_0-9A-Za-z]*)([!\]]*)"/g, (whole, open: string, name: string, close: string) =>
+    known.has(name) ? `"${open}${naming.type(name)}${close}"` : whole,
+  );
+}
+
+/**
+ * What the client should be answered, in full, given the remote's own answer to `op.remoteQuery`:
+ * the data renamed, errors with their message (type names the gateway names itself, in its own
+ * check of the variables, as the client sees them), the client's path, locations in the client's
+ * document and the remote's extensions; `data` only where the remote answered some.
+ */
+export function expectedFullAnswer(
+  op: ResolvedOperation,
+  naming: Naming,
+  clientQuery: string,
+  remote: { data?: unknown; errors?: unknown },
+): FullAnswer {
+  const renamed = expectedAnswer(op, naming, remote);
+  const root = levelOf(op, op.selections, naming);
+  const locate = clientLocationOf(op.remoteQuery, clientQuery, naming.namespace);
+  const errors = (Array.isArray(remote.errors) ? (remote.errors as Array<Record<string, unknown>>) : []).map((e) => {
+    const locations = Array.isArray(e['locations']) ? (e['locations'] as Location[]).map(locate) : undefined;
+    return {
+      message: renameQuotedTypes(String(e['message']), naming, op),
+      ...(Array.isArray(e['path']) && { path: mapPath(e['path'] as Array<string | number>, root, naming) }),
+      ...(locations && { locations: locations.map((l) => l ?? { line: -1, column: -1 }) }),
+      ...(e['extensions'] !== undefined && { extensions: e['extensions'] }),
+    };
+  });
+  return { hasData: 'data' in remote, data: renamed.data, errors: fullErrors(errors) };
 }
