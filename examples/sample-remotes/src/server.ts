@@ -30,6 +30,8 @@ export interface RunningRemote {
   received: ReceivedRequest[];
   /** The `connection_init` `payload.headers` of every WebSocket connection, oldest first. */
   connections: Array<{ headers: Record<string, string> }>;
+  /** The payload of every graphql-ws `subscribe` message (`{ query, variables, operationName }`), oldest first. */
+  subscribed: unknown[];
   /** Number of WebSocket connections open right now. */
   openSockets(): number;
   close(): Promise<void>;
@@ -47,6 +49,7 @@ function lowerCaseKeys(input: unknown): Record<string, string> {
 export async function startSchemaServer(schema: GraphQLSchema, options: StartOptions = {}): Promise<RunningRemote> {
   const received: ReceivedRequest[] = [];
   const connections: Array<{ headers: Record<string, string> }> = [];
+  const subscribed: unknown[] = [];
   const yoga = createYoga<Record<string, unknown>, SampleContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -71,6 +74,9 @@ export async function startSchemaServer(schema: GraphQLSchema, options: StartOpt
         connections.push({ headers: lowerCaseKeys(ctx.connectionParams?.['headers']) });
         return true;
       },
+      onSubscribe: (_ctx, _id, payload) => {
+        subscribed.push(payload);
+      },
     },
     wss,
   );
@@ -90,6 +96,7 @@ export async function startSchemaServer(schema: GraphQLSchema, options: StartOpt
     wsUrl: `ws://${hostForUrl}:${port}/graphql`,
     received,
     connections,
+    subscribed,
     openSockets: () => wss.clients.size,
     close() {
       closed ??= (async () => {

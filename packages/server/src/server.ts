@@ -51,6 +51,7 @@ import {
   useMetricsEndpoint,
 } from './metrics.js';
 import { useServiceRoutes } from './routes.js';
+import { useThrownValidationErrors } from './validation-errors.js';
 import { VERSION } from './version.js';
 
 export interface ServerOptions {
@@ -316,6 +317,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         useJwtSession({ resolver }),
         useRequestBodyLimit(limits.maxRequestBodySize),
         useOperationLimits({ parse: limitedParse }),
+        useThrownValidationErrors(),
         masking.plugin,
         useRemoteSchemas(registry),
         // After the remote schemas plugin: a handed-over operation gets the remotes' answer already made.
