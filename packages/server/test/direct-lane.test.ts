@@ -19,7 +19,9 @@ import { documentFor, operationArb, resolveOperation } from '../../remote-schema
 /**
  * The direct lane answers operations served by remotes alone before Yoga's pipeline; everything
  * else, and every answer with errors, is handed to Yoga. These tests hold the lane to Yoga's own
- * answers (a server with the lane against one without, byte for byte) and check which requests
+ * answers (a server with the lane against one without, byte for byte: data, errors with their
+ * locations and extensions, `data` left out before execution, and the status of each media type,
+ * over generated operations with invalid variable values and skipped roots) and check which requests
  * the lane takes, that what it hands over reaches Yoga whole, and that nothing runs twice.
  */
 
@@ -136,13 +138,23 @@ describe('direct lane: the same answers as Yoga', () => {
     await both('null');
     await both(JSON.stringify({ query: `{ ${'a: hello '.repeat(16_000)} }` }));
     await both(JSON.stringify({ query: `{ hello ${'@skip(if: false) '.repeat(2)} }` }));
+    // Errors before execution, errors located in the client's document, for both media types.
+    for (const accept of ['application/json', 'application/graphql-response+json']) {
+      await both(JSON.stringify({ query: 'query($v: Int!) { slow(ms: $v) }', variables: { v: 'NOPE' } }), { accept });
+      await both(JSON.stringify({ query: 'query($v: Boolean!) { hello @include(if: $v) }', variables: { v: 'x' } }), { accept });
+      await both(JSON.stringify({ query: '{ __typename boom }' }), { accept });
+      await both(JSON.stringify({ query: '# comment\nquery A { hello }\nquery B {\n  hello\n  boom\n}', operationName: 'B' }), { accept });
+      await both(JSON.stringify({ query: 'subscription { countdown(from: 1) @skip(if: true) }' }), { accept });
+      await both(JSON.stringify({ query: '{ ... @skip(if: true) { hello } }' }), { accept });
+    }
+    await both(JSON.stringify({ query: 'subscription { countdown(from: 1) @skip(if: true) }' }), { accept: 'text/event-stream' });
   });
 
   it(
     'for generated operations and customizations',
     async () => {
       await fc.assert(
-        fc.asyncProperty(customizationArb, fc.array(operationArb, { minLength: 1, maxLength: 4 }), async (customization, operations) => {
+        fc.asyncProperty(customizationArb, fc.array(fc.tuple(operationArb, fc.boolean()), { minLength: 1, maxLength: 4 }), async (customization, generated) => {
           const definition = (remote: RunningRemote) => ({ url: remote.url, timeout_seconds: 10, customization });
           const [updatedLane, updatedYoga] = await Promise.all([
             metadata(lane, { type: 'update_remote_schema', args: { name: 'sample', definition: definition(laneRemote) } }),
@@ -152,14 +164,16 @@ describe('direct lane: the same answers as Yoga', () => {
           // A customization refused as wrong on its own is refused by both: nothing to compare.
           fc.pre(updatedLane.status === 200);
           const naming = namingOf(customization as RemoteSchemaCustomization);
-          for (const operation of operations.map(resolveOperation)) {
+          for (const [generatedOperation, graphqlResponse] of generated) {
+            const operation = resolveOperation(generatedOperation);
             const body = JSON.stringify({
               query: documentFor(operation, naming),
               variables: operation.variables,
               ...(operation.operationName !== undefined && { operationName: operation.operationName }),
             });
             try {
-              await both(body);
+              // Errors (invalid variable values among the generated operations) and statuses too.
+              await both(body, { accept: graphqlResponse ? 'application/graphql-response+json' : 'application/json' });
             } catch (error) {
               throw new Error(`${(error as Error).message}\ncustomization: ${JSON.stringify(customization)}\n${print(parse(JSON.parse(body).query))}`, {
                 cause: error,
