@@ -23,6 +23,13 @@ import { formatTable, median } from './lib/table.js';
 const config = readConfig();
 /** BENCH_ONLY: a regular expression on the case labels; direct and the floor always run. */
 const only = new RegExp(process.env['BENCH_ONLY'] ?? '.', 'i');
+/**
+ * BENCH_BEFORE: the root of another checkout of the repository (dependencies installed): its server
+ * runs too, with the same remotes, and each svc-graphql case gets a twin `(before)` measured right
+ * after it in every round, so that two versions of the code are compared side by side in one run.
+ */
+const beforeCheckout = process.env['BENCH_BEFORE'] || undefined;
+const BEFORE = ' (before)';
 /** The JWT plugin's verified-token cache holds 10,000 entries: a pool twice that size always misses. */
 const POOL = Math.max(20_000, Number(process.env['BENCH_TOKENS'] ?? 20_000));
 const ALIASES = 50;
@@ -187,6 +194,16 @@ try {
     name: 'sample_customized',
     definition: { url: remote.url, customization: { root_fields_namespace: 'custom', type_names: { prefix: 'C_' } } },
   });
+  const before = beforeCheckout
+    ? await startSvc('proxy-svc-before', dir, config, jwt.config, { sample: remote.url, generated: generated.url }, {}, beforeCheckout)
+    : undefined;
+  if (before) {
+    children.push(before);
+    await metadataOrThrow(before.url, ADMIN_SECRET, 'add_remote_schema', {
+      name: 'sample_customized',
+      definition: { url: remote.url, customization: { root_fields_namespace: 'custom', type_names: { prefix: 'C_' } } },
+    });
+  }
   const noMetrics =
     metricsFlag && only.test('fast path, JWT one token, metrics off')
       ? await startSvc('proxy-svc-no-metrics', dir, config, jwt.config, { sample: remote.url }, { disableMetrics: true })
@@ -216,18 +233,23 @@ try {
     fixed: [],
   });
   const gql = `${svc.url}/v1/graphql`;
+  /** The cases of a server under test; with BENCH_BEFORE, each followed by its twin on the other checkout. */
+  const svcCase = (label: string, rest: Parameters<typeof newCase>[3] = {}): Case[] => [
+    newCase(label, svc, gql, rest),
+    ...(before ? [newCase(`${label}${BEFORE}`, before, `${before.url}/v1/graphql`, rest)] : []),
+  ];
   cases.push(
     newCase('direct to the remote', undefined, remote.url, { headers: () => ({}) }),
     newCase('pass-through floor (node:http)', floor, `${floor.url}/graphql`, { headers: () => ({}) }),
     ...[
-      newCase('fast path, JWT one token', svc, gql),
+      ...svcCase('fast path, JWT one token'),
       ...(noMetrics ? [newCase('fast path, JWT one token, metrics off', noMetrics, `${noMetrics.url}/v1/graphql`)] : []),
       newCase('fast path, JWT distinct RS256 tokens', svc, gql, {
         headers: (i) => ({ authorization: `Bearer ${pool[i % pool.length] ?? ''}` }),
       }),
-      newCase('customized remote (namespace + prefix)', svc, gql, { query: NAMESPACED_QUERY, check: checkNamespaced }),
-      newCase('one operation over two remotes', svc, gql, { query: TWO_REMOTES_QUERY, check: checkTwoRemotes, perOperation: [1, 1] }),
-      newCase(`${ALIASES} aliases of one remote field`, svc, gql, {
+      ...svcCase('customized remote (namespace + prefix)', { query: NAMESPACED_QUERY, check: checkNamespaced }),
+      ...svcCase('one operation over two remotes', { query: TWO_REMOTES_QUERY, check: checkTwoRemotes, perOperation: [1, 1] }),
+      ...svcCase(`${ALIASES} aliases of one remote field`, {
         query: ALIASES_QUERY,
         variables: (i) => ({ name: `n${i}` }),
         check: checkAliases,
@@ -300,6 +322,21 @@ const fixedRows = cases
   ]);
 
 const totalFailures = cases.reduce((n, c) => n + c.failures, 0);
+/** This checkout against the other (BENCH_BEFORE): the other's CPU per request / this one's, per round, median. */
+const beforeTargets: Target[] = cases
+  .filter((c) => c.label.endsWith(BEFORE))
+  .flatMap((twin) => {
+    const current = byLabel(twin.label.slice(0, -BEFORE.length));
+    if (!current) return [];
+    const ratios = roundRatios(twin, current, 'proxyCpu');
+    return [
+      {
+        name: `${current.label}: this checkout >= 0.98x the one before (CPU per request before / now, per round, median)`,
+        measured: `${x(median(ratios))} (per round ${ratios.map((r) => r.toFixed(2)).join(' / ')}; req/s now / before ${x(median(roundRatios(current, twin, 'rps')))})`,
+        pass: median(ratios) >= 0.98,
+      },
+    ];
+  });
 const cpuTarget = (c: Case | undefined, limit: number): Target[] =>
   c ? [{ name: `${c.label}: svc CPU per request <= ${limit}x the floor's`, measured: x(vsFloor(c)), pass: vsFloor(c) <= limit }] : [];
 const aliases = byLabel(`${ALIASES} aliases of one remote field`);
@@ -348,6 +385,7 @@ const targetList: Target[] = [
     pass: cases.every((c) => c.measuredPerOperation?.join() === c.perOperation.join()),
   },
   { name: 'no failed responses', measured: String(totalFailures), pass: totalFailures === 0 },
+  ...beforeTargets,
 ];
 const distinct = byLabel('fast path, JWT distinct RS256 tokens');
 const notes = [
@@ -373,6 +411,7 @@ console.log(
         '`custom`; the same plus `g_t3 { id name value parent { id } }` of the generated remote (two remotes); ' +
         `${ALIASES} aliases \`aN: hello(name: $name)\`, each checked. JWT: one RS256 token reused (cache hits), or ` +
         `a pool of ${POOL} pre-minted RS256 tokens used in order (every request a cache miss). ` +
+        (beforeCheckout ? `Cases marked (before) run the server of the checkout at ${beforeCheckout} (BENCH_BEFORE), right after their twin in every round. ` : '') +
         'proxy CPU = CPU time per answer of the floor or svc-graphql child; CPU vs floor = that / the floor\'s in the same ' +
         'round, median over the rounds; remote CPU = ' +
         'both remote children; remote requests = HTTP requests the remotes received for one operation sent alone ' +

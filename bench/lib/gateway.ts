@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { startChild, type ChildServer } from './child.js';
 import type { BenchConfig } from './config.js';
 import { hs256UserToken, type JwtSetup } from './jwt.js';
@@ -18,7 +18,9 @@ export interface SampleGateway {
 
 /**
  * svc-graphql in a child process (embedded store `dir/<label>.json`, JWT mode with `jwt`), the
- * remotes of `remotes` (name -> URL) added through the metadata API.
+ * remotes of `remotes` (name -> URL) added through the metadata API. `checkout`: the root of
+ * another checkout of the repository whose server to start instead (its own `bench/lib/svc-server.ts`
+ * and packages, dependencies installed), to measure two versions side by side in one run.
  */
 export async function startSvc(
   label: string,
@@ -27,6 +29,7 @@ export async function startSvc(
   jwt: JwtSetup['config'],
   remotes: Record<string, string>,
   extra: Partial<SvcServerOptions> = {},
+  checkout?: string,
 ): Promise<ChildServer> {
   const options: SvcServerOptions = {
     databaseUrl: `file:${join(dir, `${label}.json`)}`,
@@ -34,7 +37,8 @@ export async function startSvc(
     jwtSecret: jwt,
     ...extra,
   };
-  const svc = await startChild(label, 'lib/svc-server.ts', options, config);
+  const module = checkout === undefined ? 'lib/svc-server.ts' : resolve(checkout, 'bench/lib/svc-server.ts');
+  const svc = await startChild(label, module, options, config);
   try {
     for (const [name, url] of Object.entries(remotes)) {
       await metadataOrThrow(svc.url, ADMIN_SECRET, 'add_remote_schema', { name, definition: { url } });

@@ -102,7 +102,8 @@ export interface RemoteSchemaRegistryOptions {
    * The largest answer taken from a remote, in bytes: an HTTP body (introspection, queries,
    * mutations) or one graphql-ws message. A larger one is never buffered: the call fails as soon as
    * the declared `Content-Length`, or the bytes received so far, pass the limit, and answers the
-   * `remote-schema-error` result (a subscription ends with it).
+   * `remote-schema-error` result (a subscription ends with the WebSocket's: `WebSocket exception
+   * occurred while subscribing to "<ws url>"`).
    * @default 67108864 (64 MiB)
    */
   maxResponseBytes?: number;
@@ -115,8 +116,8 @@ export interface RemoteSchemaRegistryOptions {
   /**
    * Upstream graphql-ws connections to one remote at most. Subscribers share a connection only when
    * they send the same headers, and clients choose some of them, so this bounds what clients can
-   * open: past it, a subscription that would need a new connection ends at once with the
-   * `remote-schema-error` result, and a warning is logged.
+   * open: past it, a subscription that would need a new connection ends at once with
+   * `remote-schema-error` `too many subscriptions to remote schema "<name>"`, and a warning is logged.
    * @default 100
    */
   maxSubscriptionConnectionsPerRemote?: number;
