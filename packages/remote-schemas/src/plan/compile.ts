@@ -438,8 +438,11 @@ class Compiler {
   }
 }
 
-/** Rewrites the selections of one remote's part of an operation into the remote's own names. */
-class Rewriter {
+/**
+ * Rewrites the selections of one remote's part of an operation into the remote's own names (also
+ * used for the selections of remote relationships). Throws for what it cannot express.
+ */
+export class Rewriter {
   readonly variables = new Set<string>();
   readonly #schema: GraphQLSchema;
   readonly #renaming: Renaming;
@@ -609,7 +612,7 @@ function merge(into: TypenameMap, from: TypenameMap): void {
 }
 
 /** `undefined` when nothing below `map` renames anything. */
-function prune(map: TypenameMap): TypenameMap | undefined {
+export function prune(map: TypenameMap): TypenameMap | undefined {
   const out: TypenameMap = {};
   if (map.typename?.size) out.typename = map.typename;
   for (const [key, child] of map.children ?? []) {
