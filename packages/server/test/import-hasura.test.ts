@@ -114,6 +114,18 @@ const EXPECTED_FROM_JSON = {
           comment: 'anonymous visitors: a fixed greeting',
         },
       ],
+      // The relationship to another remote schema is kept; the one to a database is left out.
+      remote_relationships: [
+        {
+          type_name: 'User',
+          relationships: [
+            {
+              name: 'twin',
+              definition: { to_remote_schema: { remote_schema: 'catalog', lhs_fields: ['id'], remote_field: { user: { arguments: { id: '$id' } } } } },
+            },
+          ],
+        },
+      ],
     },
     {
       name: 'catalog',
@@ -190,6 +202,17 @@ const EXPECTED_FROM_PROJECT = {
         headers: [{ name: 'Authorization', value_from_env: 'ACCOUNTS_REMOTE_TOKEN' }],
         customization: { root_fields_namespace: 'accounts' },
       },
+      remote_relationships: [
+        {
+          type_name: 'User',
+          relationships: [
+            {
+              name: 'greeting',
+              definition: { to_remote_schema: { remote_schema: 'payments', lhs_fields: ['id'], remote_field: { payment: { arguments: { id: '$id' } } } } },
+            },
+          ],
+        },
+      ],
     },
   ],
 };
@@ -510,6 +533,10 @@ describe('svc-graphql import-hasura-metadata: the printed document on a running 
         body: { message: 'success' },
       });
       expect(await metadata({ type: 'export_metadata', args: {} })).toEqual({ status: 200, body: EXPECTED_FROM_JSON });
+
+      // The relationship between the two remote schemas answers as it did in Hasura.
+      const joined = await graphql('{ accounts { user(id: "1") { id twin { __typename id name } } } }', { 'x-svc-admin-secret': ADMIN_SECRET });
+      expect(joined.body).toEqual({ data: { accounts: { user: { id: '1', twin: { __typename: 'Catalog_User', id: '1', name: 'Ada' } } } } });
 
       const user = { authorization: `Bearer ${await token({ 'x-svc-user-id': '2', 'x-svc-user-name': 'Grace' })}` };
       const read = await graphql('{ accounts { hello user { __typename id name } echoHeaders } }', user);
