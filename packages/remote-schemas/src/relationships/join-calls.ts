@@ -65,7 +65,9 @@ export interface OccurrenceInput {
   prefix: string;
 }
 
-let occurrences = 0;
+/** Ids of call templates by what they ask (bounded: an evicted signature only gets a new id). */
+const signatures = new LRUCache<string, number>({ max: 10_000 });
+let nextId = 0;
 
 /** A value of the definition with every `"$x"` replaced by the join value of `x`. */
 function substitute(value: unknown, index: ReadonlyMap<string, number>, join: JoinValues): unknown {
@@ -150,8 +152,12 @@ export function compileOccurrence(input: OccurrenceInput): CallTemplate {
     const name = definition.variable.name.value;
     if (rewriter.variables.has(name)) variables.set(name, print({ ...definition, type: rewriter.typeNode(definition.type) }));
   }
+  // Occurrences that ask the same thing share an id: their keys go in one group (one alias per key).
+  const signature = JSON.stringify([target.name, field('', args.map((_, i) => String(i))), [...fragments.values()], [...variables.values()], batch ?? null]);
+  let id = signatures.get(signature);
+  if (id === undefined) signatures.set(signature, (id = nextId++));
   return {
-    id: occurrences++,
+    id,
     remote: target,
     arguments: args,
     field,

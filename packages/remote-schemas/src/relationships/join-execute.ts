@@ -11,6 +11,9 @@ import { rename } from '../plan/execute.js';
 import { targetRequest, type CallItem, type JoinValues } from './join-calls.js';
 import type { JoinPlan, Locator, Occurrence } from './join-plan.js';
 
+/** Requests asked again when fields of a target request made its whole answer null (a non-null root field). */
+const MAX_RETRIES = 4;
+
 /** Where a value sits in the answer, up to the root: to write `null` where GraphQL requires it, and to name paths. */
 interface Position {
   readonly up: Position | undefined;
@@ -196,34 +199,63 @@ class Join {
     return next;
   }
 
+  /**
+   * Asks `remote` for `items` in one document. When the answer is `null` as a whole because some
+   * fields failed (a non-null root field of the target), the other fields are asked again without
+   * them, so that one key's failure does not cost the others their values.
+   */
   async #send(remote: LoadedRemote, items: readonly CallItem[], done: ReadonlyArray<(outcome: Outcome) => void>): Promise<void> {
     const prefix = this.#plan.prefix;
-    const { document, text, variables } = targetRequest(items, prefix, this.#args.variableValues);
-    const result = await remote.client.send(
-      { document, text, variables, operationName: null, schema: this.#args.schema },
-      this.#args.contextValue,
-      'query',
-    );
-    const data = (result.data ?? null) as Record<string, unknown> | null;
     const outcomes: Outcome[] = items.map(() => ({ value: null, errors: [] }));
-    for (const error of result.errors ?? []) {
-      const path = error.path ?? [];
-      const alias = typeof path[0] === 'string' && path[0].startsWith(prefix) ? Number(path[0].slice(prefix.length)) : Number.NaN;
-      const outcome = outcomes[alias];
-      if (outcome) {
-        outcome.errors.push({ error, rest: path.slice(1 + items[alias]!.call.path.length) });
-      } else {
-        // Not the answer of one field (the call failed, or an error without a path): every field of the call gets it.
-        for (const each of outcomes) each.errors.push({ error, rest: [] });
+    let pending = items.map((_, i) => i);
+    for (let round = 0; pending.length > 0; round++) {
+      const asked = pending.map((i) => items[i]!);
+      const { document, text, variables } = targetRequest(asked, prefix, this.#args.variableValues);
+      const result = await remote.client.send(
+        { document, text, variables, operationName: null, schema: this.#args.schema },
+        this.#args.contextValue,
+        'query',
+      );
+      const data = (result.data ?? null) as Record<string, unknown> | null;
+      const failed = new Set<number>();
+      const general: GraphQLError[] = [];
+      const own: Array<[number, GraphQLError, ReadonlyArray<string | number>]> = [];
+      for (const error of result.errors ?? []) {
+        const path = error.path ?? [];
+        const alias = typeof path[0] === 'string' && path[0].startsWith(prefix) ? Number(path[0].slice(prefix.length)) : Number.NaN;
+        if (alias >= 0 && alias < asked.length) {
+          failed.add(alias);
+          own.push([alias, error, path.slice(1 + asked[alias]!.call.path.length)]);
+        } else {
+          // Not the answer of one field (the call failed, or an error without a path): every field of the call gets it.
+          general.push(error);
+        }
       }
+      const nulledByOthers = data === null && general.length === 0 && failed.size > 0 && failed.size < asked.length;
+      for (const [alias, error, rest] of own) outcomes[pending[alias]!]!.errors.push({ error, rest });
+      if (nulledByOthers && round < MAX_RETRIES) {
+        pending = pending.filter((_, alias) => !failed.has(alias));
+        continue;
+      }
+      if (nulledByOthers) {
+        general.push(
+          new GraphQLError(`remote schema "${remote.name}" answered no data: other fields asked in the same request failed`, {
+            extensions: { code: 'remote-schema-error' },
+          }),
+        );
+        pending = pending.filter((_, alias) => !failed.has(alias));
+      }
+      pending.forEach((index, alias) => {
+        const { call } = items[index]!;
+        for (const error of general) outcomes[index]!.errors.push({ error, rest: [] });
+        let value: unknown = data?.[`${prefix}${alias}`] ?? null;
+        for (const field of call.path) value = unwrap(value, field);
+        if (value !== null && call.typenames) rename(value, call.typenames, call.typeToPublic);
+        outcomes[index]!.value = value;
+      });
+      pending = [];
     }
-    items.forEach(({ call }, i) => {
-      let value: unknown = data?.[`${prefix}${i}`] ?? null;
-      for (const field of call.path) value = unwrap(value, field);
-      if (value !== null && call.typenames) rename(value, call.typenames, call.typeToPublic);
-      outcomes[i]!.value = value;
-      done[i]!(outcomes[i]!);
-    });
+    outcomes.forEach((outcome, i) => done[i]!(outcome));
   }
 
   /** A batch's list answer, matched back to the join values by the match field or by position. */
