@@ -2,6 +2,7 @@ import {
   Kind,
   parse,
   print,
+  stripIgnoredCharacters,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
@@ -132,7 +133,8 @@ export function compileOccurrence(input: OccurrenceInput): CallTemplate {
     const match: FieldNode = { kind: Kind.FIELD, alias: { kind: Kind.NAME, value: matchKey }, name: { kind: Kind.NAME, value: batch!.matchField! } };
     selectionSet = { ...selectionSet, selections: [...selectionSet.selections, match] };
   }
-  const selection = selectionSet ? ` ${print(selectionSet)}` : '';
+  // Compact: the text goes out once per distinct key of every request.
+  const selection = selectionSet ? ` ${stripIgnoredCharacters(print(selectionSet))}` : '';
   const clientArgs = (rewritten.arguments ?? []).map((argument) => print(argument));
   const last = compiled.levels.length - 1;
   const field = (alias: string, names: readonly string[]): string => {
@@ -146,7 +148,7 @@ export function compileOccurrence(input: OccurrenceInput): CallTemplate {
     }
     return text;
   };
-  const fragments = new Map(rewriter.fragmentDefinitions().map((definition) => [definition.name.value, print(definition)]));
+  const fragments = new Map(rewriter.fragmentDefinitions().map((definition) => [definition.name.value, stripIgnoredCharacters(print(definition))]));
   const variables = new Map<string, string>();
   for (const definition of input.variableDefinitions) {
     const name = definition.variable.name.value;
