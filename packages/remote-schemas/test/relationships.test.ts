@@ -156,7 +156,7 @@ describe('relationships and customization', () => {
     const response = await gateway.post({ query: '{ shop { order(id: "3") { customerId user { u_name u_org: org { name } } } } }' });
     expect(response.body).toEqual({ data: { shop: { order: { customerId: '3', user: { u_name: 'User 3', u_org: { name: 'Org 4' } } } } } });
     expect(usersQueries()[0]).toContain('user(id: $');
-    expect(usersQueries()[0]).toContain('u_name: name');
+    expect(usersQueries()[0]).toContain('u_name:name');
     expect(commerce.counts()).toEqual([1, 1, 1]);
     await use(commerceEntries(commerce));
   });
