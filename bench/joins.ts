@@ -129,7 +129,9 @@ async function measure(c: Case, round: number): Promise<Sample> {
   const warm = await load(warmupFor(config, round));
   c.cursor = warm.requestsBuilt;
   const before = await Promise.all(watched.map((s) => s.stats()));
+  const started = process.hrtime.bigint() / 1000n; // the clock of V8's CPU profiles, for profile-summary.ts
   const res = await load(config.duration);
+  const ended = process.hrtime.bigint() / 1000n;
   const after = await Promise.all(watched.map((s) => s.stats()));
   c.cursor = res.requestsBuilt;
   for (const outcome of [warm, res]) {
@@ -147,7 +149,8 @@ async function measure(c: Case, round: number): Promise<Sample> {
   };
   progress(
     `[round ${round}/${config.rounds}] ${c.label}: ${Math.round(res.rps)} req/s, p99 ${res.p99} ms, ` +
-      `gateway CPU ${us(sample.gatewayCpu)} us, failures ${warm.failures + res.failures}`,
+      `gateway CPU ${us(sample.gatewayCpu)} us, failures ${warm.failures + res.failures}` +
+      (config.cpuProf ? ` (profile window ${started}-${ended})` : ''),
   );
   return sample;
 }

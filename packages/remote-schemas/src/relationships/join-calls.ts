@@ -121,7 +121,12 @@ export function compileOccurrence(input: OccurrenceInput): CallTemplate {
       args.push({
         type: String(fixed.type),
         perKey: fixed.uses.length > 0,
-        value: fixed.uses.length > 0 ? (join) => substitute(value, joinIndex, join) : () => value,
+        value:
+          fixed.uses.length === 0
+            ? () => value
+            : variableOf(value) !== undefined
+              ? ((at) => (join: JoinValues) => join[at])(joinIndex.get(variableOf(value)!)!)
+              : (join) => substitute(value, joinIndex, join),
       });
     }
     levelArgs.push(own);

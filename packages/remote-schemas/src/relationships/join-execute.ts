@@ -90,7 +90,12 @@ function pathOf(position: Position | undefined): Array<string | number> {
 
 /** A JSON value as a map key (join values are scalars, enums or lists of them). */
 function keyOf(value: unknown): string {
-  return typeof value === 'number' ? String(value) : JSON.stringify(value);
+  return typeof value === 'number' ? String(value) : typeof value === 'string' ? `"${value}` : JSON.stringify(value);
+}
+
+/** The join values of one source object as a map key. */
+function joinKey(join: JoinValues): string {
+  return join.length === 1 ? keyOf(join[0]) : JSON.stringify(join);
 }
 
 /** `object[from]` renamed `to` in place, keeping the order of the keys (the placeholder stood where the field goes). */
@@ -160,14 +165,16 @@ class Join {
         else group.keys.set(key, { value, sites: [site] });
         continue;
       }
-      const id = `${occurrence.call.id}|${JSON.stringify(join)}`;
+      const id = `${occurrence.call.id}|${joinKey(join)}`;
       const group = groups.get(id);
       if (group) group.sites.push(site);
       else groups.set(id, { occurrence, sites: [site], join });
     }
-    // The join values are read; the join fields and placeholders are ours, not the client's.
+    // The join values are read; the join fields are ours, not the client's (last in the object:
+    // removed from the end, the object keeps its shape's fast path).
     for (const site of sites) {
-      for (const key of site.occurrence.joinKeys) delete site.object[key];
+      const keys = site.occurrence.joinKeys;
+      for (let i = keys.length - 1; i >= 0; i--) delete site.object[keys[i]!];
     }
     const next: Site[] = [];
     for (const site of empty) this.#fill(site, null, [], next);

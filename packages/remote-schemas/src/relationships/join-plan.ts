@@ -157,9 +157,14 @@ class JoinCompiler {
    */
   selectionSet(set: SelectionSetNode, parent: GraphQLCompositeType, locator: BuilderLocator, shared: boolean): SelectionSetNode {
     const selections: SelectionNode[] = [];
+    // Join fields go last: the answer's objects then end with them, and removing them keeps those
+    // objects as fast to read and serialize as the others.
+    const joins: FieldNode[] = [];
     for (const selection of set.selections) {
       if (selection.kind === Kind.FIELD) {
-        selections.push(...this.#field(selection, parent, locator, shared));
+        const [first, ...rest] = this.#field(selection, parent, locator, shared);
+        selections.push(first!);
+        joins.push(...rest);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const condition = selection.typeCondition ? this.#schema.getType(selection.typeCondition.name.value) : parent;
         const type = isCompositeType(condition) ? condition : parent;
@@ -170,10 +175,11 @@ class JoinCompiler {
         selections.push(name === selection.name.value ? selection : { ...selection, name: { kind: Kind.NAME, value: name } });
       }
     }
-    return { ...set, selections };
+    return { ...set, selections: joins.length > 0 ? [...selections, ...joins] : selections };
   }
 
-  #field(node: FieldNode, parent: GraphQLCompositeType, locator: BuilderLocator, shared: boolean): SelectionNode[] {
+  /** The field as the base asks for it: itself, or a relationship's placeholder followed by its join fields. */
+  #field(node: FieldNode, parent: GraphQLCompositeType, locator: BuilderLocator, shared: boolean): [SelectionNode, ...FieldNode[]] {
     const name = node.name.value;
     const key = node.alias?.value ?? name;
     if (name.startsWith('__')) return [node];
@@ -194,7 +200,7 @@ class JoinCompiler {
       // The placeholder answers the object's type name; the join fields go with it, under its conditions.
       const directives = node.directives ?? [];
       return [
-        { kind: Kind.FIELD, alias: { kind: Kind.NAME, value: placeholder }, name: { kind: Kind.NAME, value: '__typename' }, directives },
+        { kind: Kind.FIELD, alias: { kind: Kind.NAME, value: placeholder }, name: { kind: Kind.NAME, value: '__typename' }, directives } as FieldNode,
         ...binding.joinFields.map(
           (field, i): FieldNode => ({
             kind: Kind.FIELD,
