@@ -417,6 +417,59 @@ describe('convertHasuraMetadata', () => {
       ],
     });
   });
+
+  it('keeps relationships between remote schemas as written but the x-hasura- prefix, and counts those to a database', () => {
+    const toUsers = {
+      to_remote_schema: {
+        remote_schema: 'users',
+        lhs_fields: ['userId'],
+        remote_field: { tenant: { arguments: { name: 'X-Hasura-Tenant', note: null }, field: { user: { arguments: { id: '$userId', tags: ['x-hasura-a', 'b'] } } } } },
+      },
+    };
+    const converted = convertHasuraMetadata(
+      {
+        version: 3,
+        remote_schemas: [
+          {
+            name: 'orders',
+            definition: { url: 'https://orders.example.com/graphql' },
+            remote_relationships: [
+              {
+                type_name: 'Order',
+                relationships: [
+                  { name: 'user', definition: toUsers },
+                  { name: 'rows', definition: { to_source: { source: 'default', table: 'rows', relationship_type: 'array', field_mapping: { id: 'order_id' } } } },
+                ],
+              },
+              { type_name: 'Line', relationships: [{ name: 'rows', definition: { to_source: { source: 'default', table: 'rows' } } }] },
+            ],
+          },
+        ],
+      },
+      'metadata.json',
+    );
+    expect(converted.document.remote_schemas[0]).toEqual({
+      name: 'orders',
+      definition: { url: 'https://orders.example.com/graphql' },
+      remote_relationships: [
+        {
+          type_name: 'Order',
+          relationships: [
+            {
+              name: 'user',
+              definition: {
+                to_remote_schema: {
+                  ...toUsers.to_remote_schema,
+                  remote_field: { tenant: { arguments: { name: 'x-svc-Tenant', note: null }, field: { user: { arguments: { id: '$userId', tags: ['x-svc-a', 'b'] } } } } },
+                },
+              },
+            },
+          ],
+        },
+      ],
+    });
+    expect(converted.skipped).toEqual([{ kind: 'remote relationships', count: 2 }]);
+  });
 });
 
 describe('renamePresetSessionVariables', () => {

@@ -438,10 +438,7 @@ class Compiler {
   }
 }
 
-/**
- * Rewrites the selections of one remote's part of an operation into the remote's own names (also
- * used for the selections of remote relationships). Throws for what it cannot express.
- */
+/** Rewrites the selections of one remote's part of an operation (or of a relationship's target) into the remote's own names. */
 export class Rewriter {
   readonly variables = new Set<string>();
   readonly #schema: GraphQLSchema;
