@@ -11,12 +11,13 @@ import type { Plugin } from 'graphql-yoga';
 import { isAsyncIterable, mapAsyncIterator } from '@graphql-tools/utils';
 import { forwardTarget, type ForwardTarget } from './fast-path.js';
 import { roleSchemaInfo } from './permissions/role-schema.js';
-import type { RemoteRequest } from './remote-client.js';
+import { printCached, type RemoteRequest } from './remote-client.js';
 import { executePlan } from './plan/execute.js';
 import { planFor } from './plan/cache.js';
 import { loggerOf, permissionHooksOf, type PermissionHooks } from './registry.js';
 import type { Logger } from './options.js';
 import { executeJoins } from './relationships/join-execute.js';
+import { clientLocations } from './relationships/locations.js';
 import { joinPlanFor, type JoinPlan, type JoinRefusal } from './relationships/join-plan.js';
 import type { RemoteSchemaRegistry } from './types.js';
 
@@ -98,6 +99,8 @@ function remoteRunner(
   clientText: boolean,
 ): Runner | undefined {
   const target = forwardTarget(schema, document, operationName);
+  // A document of ours is sent printed: its errors' locations are moved back into the client's.
+  if (target && !clientText) return async (args) => clientLocations(await forward(target, args, false), document, printCached(document));
   if (target) return (args) => forward(target, args, clientText);
   const plan = planFor(schema, document, operationName, logger);
   if (!plan || plan.calls.some((call) => call.local)) return undefined;

@@ -120,6 +120,15 @@ describe('a relationship field in a query', () => {
     expect(commerce.counts()).toEqual([1, 1, 0]);
   });
 
+  it('moves the locations of the source\'s errors into the client\'s document', async () => {
+    const query = '{\n  user(id: "13") {\n    org { name }\n    email\n  }\n}';
+    const response = await gateway.post({ query });
+    expect(response.body).toEqual({
+      data: { user: null },
+      errors: [{ message: 'email of user 13 is hidden', locations: [{ line: 4, column: 5 }], path: ['user', 'email'], extensions: { code: 'HIDDEN' } }],
+    });
+  });
+
   it('answers __typename with the customized name, on both sides', async () => {
     await use(
       commerceEntries(commerce, {
