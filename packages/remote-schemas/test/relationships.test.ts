@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
-import { startCommerceRemote } from '@svc-graphql/sample-remotes';
+import { startCommerceRemote, startSampleRemote } from '@svc-graphql/sample-remotes';
 import { createRemoteSchemaRegistry, type RemoteSchemaEntry, type RemoteSchemaRegistry } from '../src/index.js';
 import { commerceEntries, relationship, startCommerce, type Commerce } from './utils/commerce.js';
 import { memoryLogger } from './utils/fixtures.js';
@@ -317,6 +317,42 @@ describe('every route', () => {
       type: { kind: 'NON_NULL', ofType: { kind: 'LIST', ofType: { kind: 'NON_NULL', ofType: { name: 'User' } } } },
     });
     await use(commerceEntries(commerce));
+  });
+});
+
+describe('relationships under interfaces and unions', () => {
+  it('tells the relationships of two types under one response key apart, and keeps the key order', async () => {
+    const sample = await startSampleRemote({ name: 'sample' });
+    try {
+      await use([
+        {
+          name: 'sample',
+          definition: { url: sample.url },
+          // To the same remote.
+          relationships: [
+            relationship('User', 'same', 'sample', ['id'], { user: { arguments: { id: '$id' } } }),
+            relationship('Post', 'admin', 'sample', [], { user: { arguments: { id: '1' } } }),
+          ],
+        },
+      ]);
+      sample.received.length = 0;
+      const response = await gateway.post({
+        query: '{ search(term: "l") { ... on User { x: same { name } id } ... on Post { x: admin { name } } } node(id: "2") { ... on User { same { id } } } }',
+      });
+      expect(JSON.stringify(response.body)).toBe(
+        JSON.stringify({
+          data: {
+            search: [{ x: { name: 'Linus' }, id: '3' }, { x: { name: 'Ada' } }, { x: { name: 'Ada' } }],
+            node: { same: { id: '2' } },
+          },
+        }),
+      );
+      // One request for the base, one for the level (the same remote, asked again).
+      expect(sample.received).toHaveLength(2);
+    } finally {
+      await sample.close();
+      await use(commerceEntries(commerce));
+    }
   });
 });
 

@@ -122,7 +122,6 @@ class Join {
     this.data = data;
   }
 
-
   /** `null` at `position` or the nearest nullable place above it, as execution propagates a null. */
   #nullOut(position: Position | undefined): void {
     for (let p = position; p; p = p.up) {
@@ -317,7 +316,8 @@ class Join {
   #fill(site: Site, value: unknown, errors: Outcome['errors'], next: Site[]): void {
     const { object, occurrence } = site;
     const { key, placeholder, binding } = occurrence;
-    if (placeholder === key) object[key] = value;
+    // An object shared by several places (one value of the level above) is filled once per place.
+    if (placeholder === key || !Object.hasOwn(object, placeholder)) object[key] = value;
     else renameKey(object, placeholder, key, value);
     let reported = false;
     for (const { error, rest } of errors) {
