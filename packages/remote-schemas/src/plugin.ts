@@ -7,6 +7,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { isAsyncIterable, mapAsyncIterator } from '@graphql-tools/utils';
 import { forwardTarget, type ForwardTarget } from './fast-path.js';
 import { roleSchemaInfo } from './permissions/role-schema.js';
 import type { RemoteRequest } from './remote-client.js';
@@ -14,6 +15,9 @@ import { executePlan } from './plan/execute.js';
 import { planFor } from './plan/cache.js';
 import { loggerOf, permissionHooksOf, type PermissionHooks } from './registry.js';
 import { coerceVariables, emptySubscription } from './request-errors.js';
+import type { Logger } from './options.js';
+import { executeJoins } from './relationships/join-execute.js';
+import { joinPlanFor, type JoinPlan, type JoinRefusal } from './relationships/join-plan.js';
 import type { RemoteSchemaRegistry } from './types.js';
 
 /** The request sent as it is: the operation and its fragments, with where their text comes from. */
@@ -48,12 +52,18 @@ function forward(target: ForwardTarget, args: ExecutionArgs): Promise<ExecutionR
   return target.remote.client.send(requestOf(target, args), args.contextValue, target.operation === 'mutation' ? 'mutation' : 'query');
 }
 
+/** A subscription sent as it is (its variables checked by {@link refusedBeforeExecution} first). */
+function forwardSubscription(target: ForwardTarget, args: ExecutionArgs): AsyncIterableIterator<ExecutionResult> {
+  return target.remote.client.subscribe(requestOf(target, args), args.contextValue);
+}
+
 /**
  * What answers a request before execution, on the routes where the gateway's own execution does
- * not (Yoga's execution of the local schema's fields and delegation, and every subscription): its
- * variable values that cannot be coerced, or a subscription left without a root field. Checked
- * here so that these errors look the same on every route (Yoga's executor would add an HTTP status
- * to them, and a `BAD_USER_INPUT` code to a subscription's). `undefined`: execution may start.
+ * not (Yoga's execution of the local schema's fields and delegation, joins, and every
+ * subscription): its variable values that cannot be coerced, or a subscription left without a
+ * root field. Checked here so that these errors look the same on every route (Yoga's executor
+ * would add an HTTP status to them, and a `BAD_USER_INPUT` code to a subscription's).
+ * `undefined`: execution may start.
  */
 function refusedBeforeExecution(args: ExecutionArgs): ExecutionResult | undefined {
   const operation = getOperationAST(args.document, args.operationName);
@@ -76,6 +86,50 @@ function misplaced(hooks: PermissionHooks, args: ExecutionArgs): ExecutionResult
       '(getSession must find the session from the context Envelop\'s onEnveloped sees, before the context is built)',
   );
   return { errors: [new GraphQLError('Unexpected error.', { extensions: { code: 'unexpected' } })] };
+}
+
+type Runner = (args: ExecutionArgs) => Promise<ExecutionResult>;
+
+/**
+ * How an operation is answered by remotes alone: sent as it is (the fast path) or by a compiled
+ * plan; `undefined` when the gateway's execution is needed (local fields, introspection, what a
+ * plan cannot express). `document` may be the client's, or one derived from it (a join plan's
+ * base): what is sent knows where each of its nodes came from in the client's text.
+ */
+function remoteRunner(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  logger: Logger | undefined,
+): Runner | undefined {
+  const target = forwardTarget(schema, document, operationName);
+  if (target) return (args) => forward(target, args);
+  const plan = planFor(schema, document, operationName, logger);
+  if (!plan || plan.calls.some((call) => call.local)) return undefined;
+  return (args) => executePlan(plan, args);
+}
+
+/** The arguments of the base operation of a join plan: its document, and only the variables it defines. */
+function baseArgs(joins: JoinPlan, args: ExecutionArgs): ExecutionArgs {
+  const given = args.variableValues;
+  let variableValues: Record<string, unknown> | undefined;
+  if (given) {
+    variableValues = {};
+    for (const name of joins.baseVariables) if (Object.hasOwn(given, name)) variableValues[name] = given[name];
+  }
+  return { ...args, document: joins.base, variableValues };
+}
+
+/**
+ * Runs the base operation with `run`, then its joins; the client's variables are checked first
+ * (the base and the joins' calls each send only part of them).
+ */
+function withJoins(joins: JoinPlan, run: (args: ExecutionArgs) => unknown): Runner {
+  return async (args) => refusedBeforeExecution(args) ?? executeJoins(joins, (await run(baseArgs(joins, args))) as ExecutionResult, args);
+}
+
+function joinRefused(joins: JoinRefusal): ExecutionResult {
+  return { errors: [new GraphQLError(`the operation cannot be executed: ${joins.refusal}`, { extensions: { code: 'validation-failed' } })] };
 }
 
 /**
@@ -103,11 +157,15 @@ export function remoteOperationRunner(
     const refused = hooks && misplaced(hooks, args);
     return refused ? Promise.resolve(refused) : run(args);
   };
-  const target = forwardTarget(schema, document, operationName);
-  if (target) return refusedOr((args) => forward(target, args));
-  const plan = planFor(schema, document, operationName, loggerOf(registry));
-  if (!plan || plan.calls.some((call) => call.local)) return undefined;
-  return refusedOr((args) => executePlan(plan, args));
+  const logger = loggerOf(registry);
+  const joins = joinPlanFor(schema, document, operationName, logger);
+  if (joins) {
+    if ('refusal' in joins) return refusedOr(() => Promise.resolve(joinRefused(joins)));
+    const base = remoteRunner(schema, joins.base, operationName, logger);
+    return base && refusedOr(withJoins(joins, base));
+  }
+  const run = remoteRunner(schema, document, operationName, logger);
+  return run && refusedOr(run);
 }
 
 /**
@@ -156,6 +214,20 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
         setExecuteFn(() => refused);
         return;
       }
+      const joins = joinPlanFor(args.schema, args.document, args.operationName, logger);
+      if (joins) {
+        if ('refusal' in joins) {
+          setExecuteFn(() => joinRefused(joins));
+          return;
+        }
+        const plan = planFor(args.schema, joins.base, args.operationName, logger);
+        // Sent as it is, by a plan, or executed on the stitched schema, then joined.
+        const base =
+          remoteRunner(args.schema, joins.base, args.operationName, logger) ??
+          (plan ? (executionArgs: ExecutionArgs) => executePlan(plan, executionArgs, executeFn) : executeFn);
+        setExecuteFn(withJoins(joins, base));
+        return;
+      }
       const target = forwardTarget(args.schema, args.document, args.operationName);
       if (target) {
         setExecuteFn((executionArgs) => forward(target, executionArgs));
@@ -172,11 +244,29 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
         setSubscribeFn(() => refused);
         return;
       }
+      const joins = joinPlanFor(args.schema, args.document, args.operationName, logger);
+      if (joins) {
+        if ('refusal' in joins) {
+          setSubscribeFn(() => joinRefused(joins));
+          return;
+        }
+        const target = forwardTarget(args.schema, joins.base, args.operationName);
+        // Each event of the base subscription is joined before it is sent.
+        setSubscribeFn(async (subscriptionArgs) => {
+          const refusedBefore = refusedBeforeExecution(subscriptionArgs);
+          if (refusedBefore) return refusedBefore;
+          const base = baseArgs(joins, subscriptionArgs);
+          const stream = target ? forwardSubscription(target, base) : await subscribeFn(base);
+          if (!isAsyncIterable(stream)) return stream;
+          return mapAsyncIterator(stream as AsyncIterable<ExecutionResult>, (event) => executeJoins(joins, event, subscriptionArgs));
+        });
+        return;
+      }
       const target = forwardTarget(args.schema, args.document, args.operationName);
       setSubscribeFn((subscriptionArgs) => {
         const refusedBefore = refusedBeforeExecution(subscriptionArgs);
         if (refusedBefore) return refusedBefore;
-        return target ? target.remote.client.subscribe(requestOf(target, subscriptionArgs), subscriptionArgs.contextValue) : subscribeFn(subscriptionArgs);
+        return target ? forwardSubscription(target, subscriptionArgs) : subscribeFn(subscriptionArgs);
       });
     },
   };

@@ -42,12 +42,14 @@ function build(document: DocumentNode, operation: OperationDefinitionNode): Sent
   const whole = document.definitions.length === fragments.length + 1;
   const needed: DocumentNode = whole ? document : { kind: Kind.DOCUMENT, definitions: [operation, ...fragments] };
   const text = print(needed);
-  const source = document.loc?.source;
+  // A document parsed from the client's text has its place; one derived from it (a join plan's
+  // base) has none, but the operation node it copied still points into the client's text.
+  const parsedFrom = document.loc?.source;
   // `#` starts a comment wherever it is not in a string: a text with one is printed (rarely needed).
-  if (whole && source && !source.body.includes('#') && source.body.length <= text.length) {
-    return { document, text: source.body, locations: clientTextLocations(source) };
+  if (whole && parsedFrom && !parsedFrom.body.includes('#') && parsedFrom.body.length <= text.length) {
+    return { document, text: parsedFrom.body, locations: clientTextLocations(parsedFrom) };
   }
-  return { document: needed, text, locations: new PrintedLocations(needed, text, source) };
+  return { document: needed, text, locations: new PrintedLocations(needed, text, parsedFrom ?? operation.loc?.source) };
 }
 
 /** The fragments `operation` spreads, directly or through other fragments, in the document's order. */

@@ -321,7 +321,8 @@ class Compiler {
       remote: draft.remote,
       document,
       text,
-      locations: new PrintedLocations(document, text, this.#document.loc?.source),
+      // The client's text: the document's, or for a document derived from it (a join plan's base) its operation's.
+      locations: new PrintedLocations(document, text, this.#document.loc?.source ?? this.#operation.loc?.source),
       operationName: this.#operation.name?.value,
       variables: variableDefinitions.map((d) => d.variable.name.value),
       typenames: prune(map),

@@ -19,7 +19,7 @@ import type { LoadedRemote } from '../loaded-remote.js';
 import { fail, type TypenameMap } from './plan.js';
 import type { Renaming } from './renaming.js';
 
-/** Rewrites the selections of one remote's part of an operation into the remote's own names. */
+/** Rewrites the selections of one remote's part of an operation (or of a relationship's target) into the remote's own names. */
 export class Rewriter {
   readonly variables = new Set<string>();
   readonly #schema: GraphQLSchema;
