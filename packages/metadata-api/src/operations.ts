@@ -15,6 +15,7 @@ import {
 import { redactEnvironment } from './environment.js';
 import { MetadataApiError } from './errors.js';
 import { permissionObjectName, remoteSchemaObjectName, toInconsistentObjects } from './inconsistency.js';
+import { LOCKDOWN_OPERATIONS } from './lockdown-operations.js';
 import type { RegistryPlan, RemoteSchemaProblem, RemoteSchemaRegistry } from './registry.js';
 import type { MetadataRequest, OperationType } from './request.js';
 import type { StoredMetadata } from './store.js';
@@ -410,6 +411,7 @@ export const OPERATIONS: Record<OperationType, Operation> = {
   get_inconsistent_metadata: getInconsistentMetadata,
   drop_inconsistent_metadata: dropInconsistentMetadata,
   bulk,
+  ...LOCKDOWN_OPERATIONS,
 };
 
 /** Text order by Unicode code point, as Haskell sorts Text (Hasura's order of dependent objects). */
