@@ -18,39 +18,34 @@ export const LOCKDOWN_KEYS = ['query_collections', 'allowlist', 'api_limits', 'g
 /** What an imported document holds of them; each only when the export has something in it. */
 export type ImportedLockdownParts = Partial<Record<(typeof LOCKDOWN_KEYS)[number], unknown>>;
 
-/** A plain copy with `null` members left out; `Object.fromEntries` keeps a `__proto__` key a key. */
-function copyWithoutNulls(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(copyWithoutNulls);
-  if (isObject(value)) {
-    return Object.fromEntries(
-      Object.entries(value)
-        .filter(([, member]) => member !== null)
-        .map(([key, member]) => [key, copyWithoutNulls(member)]),
-    );
-  }
-  return value;
+/** What the conversion borrows from the importer, so that both convert alike. */
+export interface LockdownConversion {
+  /** `x-hasura-…` → `x-svc-…`. */
+  rename(name: string): string;
+  /** A plain copy with `null` members (Hasura's "not set") left out. */
+  copyWithoutNulls(value: unknown): unknown;
+  /** Called (and throws) when a part has the wrong shape. */
+  fail(reason: string): never;
 }
 
-/**
- * The parts of `metadata` (a Hasura export), converted. `rename` turns `x-hasura-…` into `x-svc-…`.
- * `fail(reason)` is called (and must throw) when a part has the wrong shape.
- */
-export function convertLockdownParts(metadata: JsonObject, rename: (name: string) => string, fail: (reason: string) => never): ImportedLockdownParts {
+/** The parts of `metadata` (a Hasura export), converted. */
+export function convertLockdownParts(metadata: JsonObject, conversion: LockdownConversion): ImportedLockdownParts {
+  const { rename, copyWithoutNulls } = conversion;
   const parts: ImportedLockdownParts = {};
   for (const key of ['query_collections', 'allowlist'] as const) {
     const value = metadata[key];
     if (value === undefined || value === null) continue;
-    if (!Array.isArray(value)) fail(`"${key}" is not a list`);
+    if (!Array.isArray(value)) conversion.fail(`"${key}" is not a list`);
     if (value.length > 0) parts[key] = copyWithoutNulls(value);
   }
   const limits = metadata['api_limits'];
   if (limits !== undefined && limits !== null) {
-    if (!isObject(limits)) fail('"api_limits" is not an object');
+    if (!isObject(limits)) conversion.fail('"api_limits" is not an object');
     if (Object.keys(limits).length > 0) parts.api_limits = renameUniqueParams(copyWithoutNulls(limits) as JsonObject, rename);
   }
   const introspection = metadata['graphql_schema_introspection'];
   if (introspection !== undefined && introspection !== null) {
-    if (!isObject(introspection)) fail('"graphql_schema_introspection" is not an object');
+    if (!isObject(introspection)) conversion.fail('"graphql_schema_introspection" is not an object');
     const roles = introspection['disabled_for_roles'];
     // Hasura exports `{disabled_for_roles: []}` for "not set".
     if (!(Array.isArray(roles) && roles.length === 0) && Object.keys(introspection).length > 0) {

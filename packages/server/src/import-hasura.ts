@@ -200,8 +200,12 @@ export function convertHasuraMetadata(input: unknown, where: string): ImportResu
   }
 
   // Query collections, the allow list, API limits and introspection options are kept.
-  const lockdown = convertLockdownParts(metadata, renameHasuraPrefix, (reason) => {
-    throw notMetadata(where, reason);
+  const lockdown = convertLockdownParts(metadata, {
+    rename: renameHasuraPrefix,
+    copyWithoutNulls,
+    fail: (reason) => {
+      throw notMetadata(where, reason);
+    },
   });
   return {
     document: { version: 3, remote_schemas: entries, ...lockdown },
