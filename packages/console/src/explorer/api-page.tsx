@@ -1,22 +1,12 @@
 import { useEffect, useId, useMemo, useState } from 'react';
-// GraphiQL's editor workers, built by Vite into files of the console (GraphiQL's own setup for Vite).
-import 'graphiql/setup-workers/vite';
-import { GraphiQL } from 'graphiql';
-import 'graphiql/style.css';
 import { createGraphiQLFetcher } from '@graphiql/toolkit';
 import { fetchSession, type Answer, type DerivedSession } from '../api/client.js';
 import { errorText } from '../components/answer.js';
 import { Page } from '../components/page.js';
 import { knownRoles } from '../metadata/types.js';
 import { useConsole } from '../state.js';
+import { Ide } from './ide.js';
 import { requestHeaders, shownHeaders, type HeaderRow, type Identity } from './request-headers.js';
-
-const DEFAULT_QUERY = `# Operations run as the role picked above, with the headers listed there.
-# Ctrl-Enter runs the operation; the Docs button shows the schema this role is served.
-{
-  __typename
-}
-`;
 
 /** The session the server derives from the headers, asked again when they change. */
 function useDerivedSession(headers: Record<string, string>): Answer<DerivedSession> | undefined {
@@ -164,9 +154,7 @@ export default function ApiPage() {
           <SessionView answer={session} />
         </section>
       </div>
-      <div className="graphiql-frame">
-        <GraphiQL fetcher={fetcher} isHeadersEditorEnabled={false} shouldPersistHeaders={false} defaultQuery={DEFAULT_QUERY} />
-      </div>
+      <Ide fetcher={fetcher} />
     </Page>
   );
 }

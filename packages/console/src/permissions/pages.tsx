@@ -244,7 +244,8 @@ export function PermissionEditorPage({ remote: remoteName, role }: { remote: str
     }
   };
   const generalProblems = [...(problems.get('') ?? []), ...readProblems];
-  const generalServer = serverProblems.get('') ?? [];
+  // In the tree each reason stands next to what it names; the SDL view lists them all above the text.
+  const generalServer = tab === 'sdl' ? [...serverProblems.values()].flat() : (serverProblems.get('') ?? []);
   const clientCount = [...problems.values()].reduce((sum, list) => sum + list.length, 0);
 
   return (

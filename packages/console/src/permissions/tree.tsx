@@ -141,8 +141,8 @@ function InputValueRow({ remote, selection, onChange, value, path, namePrefix, p
           disabled={disabled || (required && chosen !== undefined)}
           onChange={(event) => toggle(event.target.checked)}
           aria-describedby={hasProblems ? id : undefined}
+          aria-label={`${namePrefix}${value.name}: ${String(value.type)}${required ? ' (required)' : ''}`}
         />{' '}
-        <span className="visually-hidden">{namePrefix}</span>
         <span className="name">{value.name}</span>
         <span className="type">: {String(value.type)}</span>
         {required ? <span className="badge">required</span> : null}
@@ -189,8 +189,8 @@ const TypeNode = memo(function TypeNode({ remote, selection, onChange, problems,
             checked={selected !== undefined}
             onChange={(event) => onChange(withType(selection, remote, type.name, event.target.checked))}
             aria-describedby={hasProblems ? `${id}-problems` : undefined}
+            aria-label={`${type.name}: the whole ${kind}`}
           />{' '}
-          <span className="visually-hidden">{type.name}: </span>
           {kind}
         </label>
         <span className={`coverage coverage-${level}`}>{selected ? COVERAGE_TEXT[level] : 'none'}</span>
@@ -211,8 +211,14 @@ const TypeNode = memo(function TypeNode({ remote, selection, onChange, problems,
                 return (
                   <li key={`implements-${iface.name}`} className="node">
                     <label className="node-label">
-                      <input type="checkbox" checked={declared} disabled={!selected} onChange={(event) => onChange(withInterface(selection, remote, type.name, iface.name, event.target.checked))} />{' '}
-                      <span className="visually-hidden">{type.name} </span>implements <span className="name">{iface.name}</span>
+                      <input
+                        type="checkbox"
+                        checked={declared}
+                        disabled={!selected}
+                        onChange={(event) => onChange(withInterface(selection, remote, type.name, iface.name, event.target.checked))}
+                        aria-label={`${type.name} implements ${iface.name}`}
+                      />{' '}
+                      implements <span className="name">{iface.name}</span>
                     </label>
                   </li>
                 );
@@ -229,8 +235,8 @@ const TypeNode = memo(function TypeNode({ remote, selection, onChange, problems,
                         checked={chosen !== undefined}
                         onChange={(event) => onChange(withField(selection, remote, type.name, field.name, event.target.checked))}
                         aria-describedby={fieldProblems ? `${id}-${field.name}` : undefined}
+                        aria-label={`${type.name}.${field.name}: ${String(field.type)}`}
                       />{' '}
-                      <span className="visually-hidden">{type.name}.</span>
                       <span className="name">{field.name}</span>
                       <span className="type">: {String(field.type)}</span>
                     </label>
@@ -283,8 +289,8 @@ const TypeNode = memo(function TypeNode({ remote, selection, onChange, problems,
                       type="checkbox"
                       checked={selected?.kind === 'enum' && selected.values.has(value.name)}
                       onChange={(event) => onChange(withEnumValue(selection, remote, type.name, value.name, event.target.checked))}
+                      aria-label={`${type.name}.${value.name}`}
                     />{' '}
-                    <span className="visually-hidden">{type.name}.</span>
                     <span className="name">{value.name}</span>
                   </label>
                 </li>
@@ -298,8 +304,8 @@ const TypeNode = memo(function TypeNode({ remote, selection, onChange, problems,
                       type="checkbox"
                       checked={selected?.kind === 'union' && selected.members.has(member.name)}
                       onChange={(event) => onChange(withUnionMember(selection, remote, type.name, member.name, event.target.checked))}
+                      aria-label={`${type.name} member ${member.name}`}
                     />{' '}
-                    <span className="visually-hidden">{type.name} member </span>
                     <span className="name">{member.name}</span>
                   </label>
                 </li>

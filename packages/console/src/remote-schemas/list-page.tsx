@@ -89,8 +89,9 @@ export function RemoteSchemasPage() {
                     ) : null}
                   </td>
                   <td>
-                    <Link to={pathOf('permissions', remote.name)} aria-label={`Permissions of ${remote.name}`}>
+                    <Link to={pathOf('permissions', remote.name)}>
                       {(remote.permissions ?? []).length} {(remote.permissions ?? []).length === 1 ? 'role' : 'roles'}
+                      <span className="visually-hidden"> with a permission on {remote.name}</span>
                     </Link>
                   </td>
                   <td className="row-actions">
