@@ -26,4 +26,8 @@ export default defineConfig({
     },
   },
   worker: { format: 'es' },
+  // `pnpm --filter @svc-graphql/console dev`: the page's calls go to a running server.
+  server: {
+    proxy: { '/v1': { target: process.env['SVC_GRAPHQL_URL'] ?? 'http://127.0.0.1:8080', ws: true } },
+  },
 });

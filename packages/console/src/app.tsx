@@ -1,4 +1,5 @@
 import { lazy, Suspense, type ReactNode } from 'react';
+import { errorText } from './components/answer.js';
 import { Page } from './components/page.js';
 import { MetadataPage } from './metadata/metadata-page.js';
 import { LaterPage } from './pages/later.js';
@@ -115,7 +116,7 @@ export function App() {
         <main id="main">
           {loadError ? (
             <p className="outcome outcome-error" role="alert">
-              The metadata could not be read: {loadError.message} (code {loadError.code})
+              The metadata could not be read: {errorText(loadError)}
             </p>
           ) : null}
           {auth === 'checking' ? <p className="muted">Connecting to the server…</p> : auth === 'needs-secret' ? <SignInPage /> : route(parts)}

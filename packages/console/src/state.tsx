@@ -138,11 +138,8 @@ export function ConsoleProvider({ children }: { children: ReactNode }) {
   const metadata = useCallback(
     async <T,>(type: string, args: unknown, extra?: { version?: 1 | 2 }): Promise<Answer<T>> => {
       const answer = await callMetadata<T>(type, args, secretRef.current, extra);
-      if (!answer.ok && isAuthRefusal(answer.error) && answer.error.code !== 'access-denied') {
-        setAuth('needs-secret');
-        setAuthError(answer.error);
-      }
-      if (!READS.has(type)) await refresh();
+      // A refused secret (the server was given another one) sends the console back to sign-in.
+      if (!READS.has(type) || (!answer.ok && isAuthRefusal(answer.error))) await refresh();
       return answer;
     },
     [refresh],

@@ -8,10 +8,13 @@
 export const ADMIN_SECRET_HEADER = 'X-Svc-Admin-Secret';
 export const ROLE_HEADER = 'X-Svc-Role';
 
-/** A refusal as the server wrote it; `status` 0 when the server could not be reached. */
+/**
+ * A refusal as the server wrote it, with its code; `status` 0 when the server could not be
+ * reached. A failure the console finds itself (no answer, an answer that is not JSON) has no code.
+ */
 export interface ServerError {
   status: number;
-  code: string;
+  code?: string;
   message: string;
   /** The JSON path of the request part at fault (`$.args.definition.url`), when the server names one. */
   path?: string;
@@ -26,8 +29,8 @@ export function errorOf(status: number, body: unknown, fallback: string): Server
     if (typeof record['error'] === 'string') {
       return {
         status,
-        code: typeof record['code'] === 'string' ? record['code'] : 'unexpected',
         message: record['error'],
+        ...(typeof record['code'] === 'string' && { code: record['code'] }),
         ...(typeof record['path'] === 'string' && { path: record['path'] }),
       };
     }
@@ -36,13 +39,13 @@ export function errorOf(status: number, body: unknown, fallback: string): Server
       const extensions = (first['extensions'] ?? {}) as Record<string, unknown>;
       return {
         status,
-        code: typeof extensions['code'] === 'string' ? extensions['code'] : 'unexpected',
         message: first['message'],
+        ...(typeof extensions['code'] === 'string' && { code: extensions['code'] }),
         ...(typeof extensions['path'] === 'string' && { path: extensions['path'] }),
       };
     }
   }
-  return { status, code: 'unexpected', message: fallback };
+  return { status, message: fallback };
 }
 
 async function send<T>(input: string, init: RequestInit): Promise<Answer<T>> {
@@ -50,7 +53,7 @@ async function send<T>(input: string, init: RequestInit): Promise<Answer<T>> {
   try {
     response = await fetch(input, { ...init, credentials: 'same-origin', cache: 'no-store' });
   } catch (error) {
-    return { ok: false, error: { status: 0, code: 'network', message: `the server cannot be reached: ${(error as Error).message}` } };
+    return { ok: false, error: { status: 0, message: `the server cannot be reached: ${(error as Error).message}` } };
   }
   const text = await response.text();
   let body: unknown;
@@ -60,7 +63,7 @@ async function send<T>(input: string, init: RequestInit): Promise<Answer<T>> {
     body = undefined;
   }
   if (!response.ok) return { ok: false, error: errorOf(response.status, body, text.trim() || `${response.status} ${response.statusText}`) };
-  if (body === undefined) return { ok: false, error: { status: response.status, code: 'unexpected', message: 'the server answered something that is not JSON' } };
+  if (body === undefined) return { ok: false, error: { status: response.status, message: 'the server answered something that is not JSON' } };
   return { ok: true, status: response.status, value: body as T };
 }
 

@@ -3,8 +3,14 @@ import type { ServerError } from '../api/client.js';
 /** What the server answered to an action: success with what it said, or its error message and code. */
 export type Outcome = { ok: true; message: string; details?: string } | { ok: false; error: ServerError; action?: string };
 
+/** What stands after a server's message: `code x, path $.y, HTTP 400`, as far as it said. */
+function detailsOf(error: ServerError): string[] {
+  return [error.code ? `code ${error.code}` : '', error.path ? `path ${error.path}` : '', error.status ? `HTTP ${error.status}` : ''].filter(Boolean);
+}
+
 export function errorText(error: ServerError): string {
-  return `${error.message} (code: ${error.code}${error.path ? `, path: ${error.path}` : ''}${error.status ? `, HTTP ${error.status}` : ''})`;
+  const details = detailsOf(error);
+  return details.length > 0 ? `${error.message} (${details.join(', ')})` : error.message;
 }
 
 /** Shows an outcome where screen readers announce it: `status` for success, `alert` for an error. */
@@ -18,15 +24,27 @@ export function OutcomeView({ outcome, onDismiss }: { outcome: Outcome | undefin
         ) : (
           <>
             <strong>{outcome.action ?? 'The server refused'}:</strong> <span className="server-message">{outcome.error.message}</span>{' '}
-            <span className="server-code">
-              (code <code>{outcome.error.code}</code>
-              {outcome.error.path ? (
-                <>
-                  , path <code>{outcome.error.path}</code>
-                </>
-              ) : null}
-              {outcome.error.status ? `, HTTP ${outcome.error.status}` : ''})
-            </span>
+            {detailsOf(outcome.error).length > 0 ? (
+              <span className="server-code">
+                (
+                {[
+                  outcome.error.code ? (
+                    <span key="code">
+                      code <code>{outcome.error.code}</code>
+                    </span>
+                  ) : null,
+                  outcome.error.path ? (
+                    <span key="path">
+                      path <code>{outcome.error.path}</code>
+                    </span>
+                  ) : null,
+                  outcome.error.status ? <span key="status">HTTP {outcome.error.status}</span> : null,
+                ]
+                  .filter(Boolean)
+                  .flatMap((part, index) => (index === 0 ? [part] : [', ', part]))}
+                )
+              </span>
+            ) : null}
           </>
         )}
       </p>

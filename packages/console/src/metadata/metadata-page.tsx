@@ -63,12 +63,12 @@ export function MetadataPage() {
 
   const importMetadata = () =>
     run('import', async () => {
-      if (!file) return { ok: false, error: { status: 0, code: 'no-file', message: 'choose a metadata file first' } };
+      if (!file) return { ok: false, error: { status: 0, message: 'choose a metadata file first' } };
       let document: MetadataDocument;
       try {
         document = documentOfFile(await file.text());
       } catch (error) {
-        return { ok: false, error: { status: 0, code: 'parse-failed', message: `${file.name} is not a metadata file: ${(error as Error).message}` }, action: 'Import stopped' };
+        return { ok: false, error: { status: 0, message: `${file.name} is not a metadata file: ${(error as Error).message}` }, action: 'Import stopped' };
       }
       const answer = await metadata<ConsistencyReport>('replace_metadata', { allow_inconsistent_metadata: allowInconsistent, metadata: document });
       if (!answer.ok) {

@@ -1,9 +1,9 @@
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useState, type ReactNode } from 'react';
 import { buildClientSchema, getIntrospectionQuery, printSchema, type GraphQLSchema, type IntrospectionQuery } from 'graphql';
 import { callGraphql } from '../api/client.js';
 import { flash, OutcomeView, takeFlash, type Outcome } from '../components/answer.js';
 import { Page } from '../components/page.js';
-import { dependentInconsistencies, remoteInconsistency } from '../metadata/types.js';
+import { dependentInconsistencies, remoteInconsistency, type NameCustomization } from '../metadata/types.js';
 import { Link, navigate, pathOf } from '../router.js';
 import { useConsole } from '../state.js';
 import { customizedSdl } from './customized-sdl.js';
@@ -20,7 +20,7 @@ function useLiveSchema(): { schema?: GraphQLSchema; error?: Outcome } {
     void callGraphql<IntrospectionQuery>(getIntrospectionQuery(), secret).then((answer) => {
       if (!live) return;
       if (!answer.ok) setState({ error: { ok: false, error: answer.error, action: 'Reading the served schema was refused' } });
-      else if (!answer.value.data) setState({ error: { ok: false, error: { status: 200, code: 'unexpected', message: answer.value.errors?.[0]?.message ?? 'no data' } } });
+      else if (!answer.value.data) setState({ error: { ok: false, error: { status: 200, message: answer.value.errors?.[0]?.message ?? 'no data', ...(typeof answer.value.errors?.[0]?.extensions?.['code'] === 'string' && { code: answer.value.errors[0].extensions['code'] }) } } });
       else setState({ schema: buildClientSchema(answer.value.data) });
     });
     return () => {
@@ -31,6 +31,24 @@ function useLiveSchema(): { schema?: GraphQLSchema; error?: Outcome } {
 }
 
 type View = 'served' | 'own';
+
+/** A renaming rule in words: `prefix Acc_, User → Account`. */
+function NameRule({ rule }: { rule: NameCustomization }) {
+  const parts: ReactNode[] = [];
+  if (rule.prefix) parts.push(<>prefix <code>{rule.prefix}</code></>);
+  if (rule.suffix) parts.push(<>suffix <code>{rule.suffix}</code></>);
+  for (const [from, to] of Object.entries(rule.mapping ?? {})) parts.push(<><code>{from}</code> → <code>{to}</code></>);
+  return (
+    <>
+      {parts.map((part, index) => (
+        <span key={index}>
+          {index > 0 ? ', ' : ''}
+          {part}
+        </span>
+      ))}
+    </>
+  );
+}
 
 /** One remote schema: its definition and state, reload, modify, remove, and its schema as SDL. */
 export function RemoteSchemaPage({ name }: { name: string }) {
@@ -146,22 +164,12 @@ export function RemoteSchemaPage({ name }: { name: string }) {
               ) : null}
               {customization.type_names ? (
                 <li>
-                  type names: prefix <code>{customization.type_names.prefix ?? ''}</code>, suffix <code>{customization.type_names.suffix ?? ''}</code>
-                  {Object.entries(customization.type_names.mapping ?? {}).map(([from, to]) => (
-                    <span key={from}>
-                      , <code>{from}</code> → <code>{to}</code>
-                    </span>
-                  ))}
+                  type names: <NameRule rule={customization.type_names} />
                 </li>
               ) : null}
               {(customization.field_names ?? []).map((rule) => (
                 <li key={rule.parent_type}>
-                  fields of <code>{rule.parent_type}</code>: prefix <code>{rule.prefix ?? ''}</code>, suffix <code>{rule.suffix ?? ''}</code>
-                  {Object.entries(rule.mapping ?? {}).map(([from, to]) => (
-                    <span key={from}>
-                      , <code>{from}</code> → <code>{to}</code>
-                    </span>
-                  ))}
+                  fields of <code>{rule.parent_type}</code>: <NameRule rule={rule} />
                 </li>
               ))}
             </ul>

@@ -26,7 +26,7 @@ export function useRemoteSchema(name: string | undefined): { schema?: GraphQLSch
         if (!answer.value.data) throw new Error('the answer has no data');
         setState({ loading: false, schema: buildClientSchema(answer.value.data) });
       } catch (error) {
-        setState({ loading: false, error: { ok: false, error: { status: 200, code: 'invalid-schema', message: `the remote's schema cannot be read: ${(error as Error).message}` } } });
+        setState({ loading: false, error: { ok: false, error: { status: 200, message: `the remote's schema cannot be read: ${(error as Error).message}` } } });
       }
     });
     return () => {

@@ -94,16 +94,18 @@ export function RemoteSchemasPage() {
                       <span className="visually-hidden"> with a permission on {remote.name}</span>
                     </Link>
                   </td>
-                  <td className="row-actions">
-                    <button type="button" disabled={reloading === remote.name} onClick={() => void reload(remote.name).then(setOutcome)} aria-label={`Reload ${remote.name}`}>
-                      {reloading === remote.name ? 'Reloading…' : 'Reload'}
-                    </button>
-                    <Link to={pathOf('remote-schemas', remote.name, 'modify')} className="button" aria-label={`Modify ${remote.name}`}>
-                      Modify
-                    </Link>
-                    <button type="button" className="danger" onClick={() => setRemoving(remote.name)} aria-label={`Remove ${remote.name}`}>
-                      Remove
-                    </button>
+                  <td>
+                    <div className="row-actions">
+                      <button type="button" disabled={reloading === remote.name} onClick={() => void reload(remote.name).then(setOutcome)} aria-label={`Reload ${remote.name}`}>
+                        {reloading === remote.name ? 'Reloading…' : 'Reload'}
+                      </button>
+                      <Link to={pathOf('remote-schemas', remote.name, 'modify')} className="button" aria-label={`Modify ${remote.name}`}>
+                        Modify
+                      </Link>
+                      <button type="button" className="danger" onClick={() => setRemoving(remote.name)} aria-label={`Remove ${remote.name}`}>
+                        Remove
+                      </button>
+                    </div>
                   </td>
                 </tr>
               );
