@@ -302,7 +302,14 @@ export function PermissionEditorPage({ remote: remoteName, role }: { remote: str
             </button>
           </div>
           {tab === 'tree' ? (
-            <PermissionTree remote={schema} selection={selection} onChange={edit} problems={problems} serverProblems={serverProblems} />
+            <PermissionTree
+              remote={schema}
+              selection={selection}
+              onChange={edit}
+              problems={problems}
+              serverProblems={serverProblems}
+              focusType={decodeURIComponent(window.location.hash.replace(/^#type-/, '')) || undefined}
+            />
           ) : (
             <div className="field">
               <label htmlFor={sdlId}>The permission as SDL (the remote's own names, with @preset)</label>

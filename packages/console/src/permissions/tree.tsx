@@ -1,4 +1,4 @@
-import { memo, useId, useMemo, useState } from 'react';
+import { memo, useEffect, useId, useMemo, useState } from 'react';
 import {
   getNamedType,
   isEnumType,
@@ -325,10 +325,14 @@ const SHOWN = 200;
  * field, argument, input field, enum value, union member and implemented interface, and a preset
  * editor on each argument and input field.
  */
-export function PermissionTree({ remote, selection, onChange, problems, serverProblems }: TreeProps) {
+export function PermissionTree({ remote, selection, onChange, problems, serverProblems, focusType }: TreeProps & { focusType?: string | undefined }) {
   const types = useMemo(() => permissionTypes(remote), [remote]);
   const [filter, setFilter] = useState('');
-  const [opened, setOpened] = useState<ReadonlySet<string>>(() => new Set(types.slice(0, 1).map((type) => type.name)));
+  // The first type open, and the one the page was opened for (a cell of the grid).
+  const [opened, setOpened] = useState<ReadonlySet<string>>(() => new Set([...types.slice(0, 1).map((type) => type.name), ...(focusType ? [focusType] : [])]));
+  useEffect(() => {
+    if (focusType) document.getElementById(`type-${focusType}`)?.scrollIntoView({ block: 'start' });
+  }, [focusType]);
   const filterId = useId();
   const needle = filter.trim().toLowerCase();
   const matching = needle === '' ? types : types.filter((type) => type.name.toLowerCase().includes(needle) || ((isObjectType(type) || isInterfaceType(type) || isInputObjectType(type)) && Object.keys(type.getFields()).some((field) => field.toLowerCase().includes(needle))));
