@@ -143,6 +143,12 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     const sdl = await page.getByLabel(/The permission as SDL/).inputValue();
     expect(sdl).toBe('type Query {\n  hello(name: String): String!\n  user(id: ID! @preset(value: "x-svc-user-id")): User\n}\n\ntype User {\n  id: ID!\n  name: String!\n}\n');
 
+    // The grid says how much of each type the role has; a cell opens the tree at that type.
+    await page.getByRole('link', { name: 'All roles' }).click();
+    await page.getByRole('link', { name: 'user: partial access to User' }).click();
+    await page.getByRole('button', { name: 'Collapse User' }).waitFor();
+    expect(await page.getByRole('checkbox', { name: /^User\.name:/ }).isChecked()).toBe(true);
+
     await nav('API').click();
     await page.getByLabel('Role (X-Svc-Role; empty: admin)').fill('user');
     await page.getByRole('button', { name: 'Add a header' }).click();
