@@ -6,6 +6,7 @@ import { requestHeaders, shownHeaders } from '../src/explorer/request-headers.js
 import { documentOfFile } from '../src/metadata/metadata-page.js';
 import type { RemoteSchemaMetadata } from '../src/metadata/types.js';
 import { customizedSdl, servedRootFields } from '../src/remote-schemas/customized-sdl.js';
+import { dependentsOf } from '../src/remote-schemas/remove.js';
 import { definitionOf, emptyForm, formFieldOf, formOf, requestArgsOf } from '../src/remote-schemas/form-model.js';
 
 describe('the remote schema form', () => {
@@ -52,6 +53,30 @@ describe('the remote schema form', () => {
     expect(formFieldOf('$.args.name')).toBe('name');
     expect(formFieldOf('$.args')).toBeUndefined();
     expect(formFieldOf(undefined)).toBeUndefined();
+  });
+});
+
+describe('the dependents of a remote schema', () => {
+  it('are its permissions and the relationships of other remotes that join to it, named as the server names them', () => {
+    const document = {
+      version: 3,
+      remote_schemas: [
+        { name: 'users', definition: { url: 'http://users' }, permissions: [{ role: 'user', definition: { schema: 'type Query { me: String }' } }] },
+        {
+          name: 'orders',
+          definition: { url: 'http://orders' },
+          remote_relationships: [
+            { type_name: 'Order', relationships: [{ name: 'user', definition: { to_remote_schema: { remote_schema: 'users', lhs_fields: ['userId'], remote_field: { user: { arguments: { id: '$userId' } } } } } }] },
+          ],
+        },
+      ],
+    };
+    expect(dependentsOf(document, 'users')).toEqual([
+      'remote_schema_permission user on remote_schema users',
+      'remote_schema_remote_relationship user on type Order in remote schema orders',
+    ]);
+    // Its own relationships go with it: they are not dependents.
+    expect(dependentsOf(document, 'orders')).toEqual([]);
   });
 });
 
