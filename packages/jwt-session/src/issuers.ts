@@ -26,8 +26,6 @@ export interface TokenVerification {
   readonly config: JwtConfig;
 }
 
-const NOT_IN_ISSUER = 'JWTNotInIssuer';
-
 function sameLocation(a: TokenLocation, b: TokenLocation): boolean {
   return a.type === b.type && (a.type === 'Authorization' || a.name === (b as { name: string }).name);
 }
@@ -97,7 +95,7 @@ export class JwtVerifiers {
     const payload = decodePayload(jws);
     const iss = payload['iss'];
     const entry = (typeof iss === 'string' ? this.#issuers.get(iss) : undefined) ?? this.#fallback;
-    if (entry === undefined) throw new JwtVerificationError(NOT_IN_ISSUER);
+    if (entry === undefined) throw new JwtVerificationError('JWTNotInIssuer');
     return this.#verifyWith(entry, found, nowMs, { jws, payload });
   }
 
@@ -107,7 +105,7 @@ export class JwtVerifiers {
     nowMs: number,
     decoded?: Parameters<TokenVerifier['verify']>[2],
   ): Promise<TokenVerification> {
-    if (!sameLocation(entry.config.header, found.location)) throw new JwtVerificationError(NOT_IN_ISSUER);
+    if (!sameLocation(entry.config.header, found.location)) throw new JwtVerificationError('JWTNotInIssuer');
     return { verified: await entry.verify(found.token, nowMs, decoded), config: entry.config };
   }
 

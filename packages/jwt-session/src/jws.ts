@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual, verify as verifySignature, constants } from 'node:crypto';
 import { algorithmInfo, type VerificationKey } from './algorithms.js';
-import { INVALID_SIGNATURE, JwtVerificationError } from './errors.js';
+import { JwtVerificationError } from './errors.js';
 
 /** A compact JWS split and decoded, before any signature check. */
 export interface DecodedJws {
@@ -19,7 +19,7 @@ export interface DecodedJws {
 const COMPACT_JWS = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]*)$/;
 
 function decodeError(detail: string): JwtVerificationError {
-  return new JwtVerificationError(`JWSError CompactDecodeError ${detail}`);
+  return new JwtVerificationError('CompactDecodeError', detail);
 }
 
 function base64url(segment: string, what: string): Buffer {
@@ -55,7 +55,7 @@ export function decodeJws(token: string): DecodedJws {
   const alg = header['alg'];
   if (typeof alg !== 'string') throw decodeError('header has no "alg"');
   // RFC 7515 4.1.11: extensions we do not understand must make the token invalid.
-  if (header['crit'] !== undefined) throw new JwtVerificationError(INVALID_SIGNATURE);
+  if (header['crit'] !== undefined) throw new JwtVerificationError('JWSInvalidSignature');
   const kid = typeof header['kid'] === 'string' ? header['kid'] : undefined;
   return {
     header,

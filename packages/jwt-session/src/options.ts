@@ -1,5 +1,5 @@
 import { jsonErrorMessage, parseJwtConfig, parseJwtConfigs, type JwtConfig } from './config.js';
-import { JwtConfigError } from './errors.js';
+import { JwtConfigError, type JwtVerificationCode, type JwtVerificationResult } from './errors.js';
 
 /** Where diagnostics go; Yoga's logger fits. */
 export interface Logger {
@@ -16,13 +16,13 @@ export interface Logger {
 export interface JwtSessionHooks {
   /**
    * Once per request or graphql-ws connection that presented a token (cache hits included): `'ok'`,
-   * or the name of the error it was refused with: the reason of an `invalid-jwt` answer without
-   * `JWSError` (`'JWTExpired'`, `'JWSInvalidSignature'`, `'NoUsableKeys'`, `'JWTNotInIssuer'`,
+   * or the code it was refused with: a {@link JwtVerificationCode} for an `invalid-jwt` answer
+   * (`'JWTExpired'`, `'JWSInvalidSignature'`, `'NoUsableKeys'`, `'JWTNotInIssuer'`,
    * `'CompactDecodeError'`, …), or the code of a claims error (`'jwt-missing-role-claims'`,
    * `'jwt-invalid-claims'`). A token that verified but asks for a role it is not allowed (403) is `'ok'`.
    * The values form a small fixed set (never a token, a claim or an issuer).
    */
-  onJwtVerification?(result: string): void;
+  onJwtVerification?(result: JwtVerificationResult): void;
   /** Once per `jwk_url` fetch attempt (start-up, refresh, unknown-`kid` refetch, retry). */
   onJwksFetch?(outcome: 'ok' | 'error'): void;
 }

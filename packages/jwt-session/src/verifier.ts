@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { algorithmInfo, type VerificationKey } from './algorithms.js';
 import { checkAudienceAndIssuer, checkTokenTimes, extractTokenClaims, type TokenClaims } from './claims.js';
 import type { JwtConfig } from './config.js';
-import { INVALID_SIGNATURE, JwtClaimsError, JwtVerificationError, NO_USABLE_KEYS } from './errors.js';
+import { JwtClaimsError, JwtVerificationError } from './errors.js';
 import { RemoteKeySet } from './jwks.js';
 import { decodeJws, decodePayload, verifyJwsSignature, type DecodedJws } from './jws.js';
 import type { Logger } from './options.js';
@@ -99,9 +99,9 @@ export class TokenVerifier {
     const jws = decoded?.jws ?? decodeJws(token);
     const info = algorithmInfo(jws.alg);
     // `none`, and every algorithm we never verify, fail like a bad signature.
-    if (info === undefined) throw new JwtVerificationError(INVALID_SIGNATURE);
+    if (info === undefined) throw new JwtVerificationError('JWSInvalidSignature');
     const keys = await this.#keysFor(jws.alg, info.family, jws.kid);
-    if (!keys.some((key) => verifyJwsSignature(jws, key))) throw new JwtVerificationError(INVALID_SIGNATURE);
+    if (!keys.some((key) => verifyJwsSignature(jws, key))) throw new JwtVerificationError('JWSInvalidSignature');
 
     const payload = decoded?.payload ?? decodePayload(jws);
     checkTokenTimes(payload, skew, nowSeconds);
@@ -127,14 +127,14 @@ export class TokenVerifier {
     const source = this.#config.keys;
     if (source.kind === 'key') {
       // The configured type fixes the algorithm; a header naming another one fails the signature.
-      if (alg !== source.key.alg) throw new JwtVerificationError(INVALID_SIGNATURE);
+      if (alg !== source.key.alg) throw new JwtVerificationError('JWSInvalidSignature');
       return [source.key];
     }
     const candidates = (await this.#remote?.candidates(kid)) ?? [];
     const usable = candidates.filter((key) => key.alg === alg);
     if (usable.length > 0) return usable;
     // A key of the right type with another hash or curve: the header lies about the algorithm.
-    if (candidates.some((key) => key.family === family)) throw new JwtVerificationError(INVALID_SIGNATURE);
-    throw new JwtVerificationError(NO_USABLE_KEYS);
+    if (candidates.some((key) => key.family === family)) throw new JwtVerificationError('JWSInvalidSignature');
+    throw new JwtVerificationError('NoUsableKeys');
   }
 }
