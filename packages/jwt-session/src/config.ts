@@ -1,6 +1,7 @@
-import { importConfigKey, JWT_ALGORITHMS, type JwtAlgorithm, type VerificationKey } from './algorithms.js';
+import { JWT_ALGORITHMS, type JwtAlgorithm } from './algorithms.js';
 import { JwtConfigError } from './errors.js';
 import { parseJsonPath, type JsonPath } from './json-path.js';
+import { parseConfigKey, type ConfigKey } from './keys.js';
 
 /** The claims namespace used when the config names none. */
 export const DEFAULT_CLAIMS_NAMESPACE = 'https://svc-graphql.dev/jwt/claims';
@@ -26,7 +27,7 @@ export type ClaimsSource =
 
 /** How keys are obtained: one configured key, or a JWKS URL. */
 export type KeySource =
-  | { readonly kind: 'key'; readonly type: JwtAlgorithm; readonly key: VerificationKey }
+  | { readonly kind: 'key'; readonly type: JwtAlgorithm; readonly key: ConfigKey }
   | { readonly kind: 'jwks'; readonly url: URL };
 
 /** The JWT configuration, validated and normalized by {@link parseJwtConfig}. */
@@ -227,7 +228,7 @@ function parseKeySource(config: Record<string, unknown>): KeySource {
   }
   const algorithm = type as JwtAlgorithm;
   try {
-    return { kind: 'key', type: algorithm, key: importConfigKey(algorithm, key) };
+    return { kind: 'key', type: algorithm, key: parseConfigKey(algorithm, key) };
   } catch (error) {
     fail(`key: ${(error as Error).message}`);
   }
