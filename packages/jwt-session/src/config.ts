@@ -84,6 +84,16 @@ function fail(message: string): never {
   throw new JwtConfigError(message);
 }
 
+/** `input` parsed when it is JSON text, else as it is. @throws {JwtConfigError} `invalid JSON: …` */
+export function fromJsonText(input: unknown): unknown {
+  if (typeof input !== 'string') return input;
+  try {
+    return JSON.parse(input);
+  } catch (error) {
+    return fail(`invalid JSON: ${jsonErrorMessage(error)}`);
+  }
+}
+
 function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
@@ -111,14 +121,7 @@ function nonEmptyString(input: Record<string, unknown>, field: string): string |
 export function parseJwtConfig(input: unknown, options: ParseJwtConfigOptions = {}): JwtConfig {
   if (isJwtConfig(input)) return input;
   const prefix = (options.sessionVariablePrefix ?? 'x-svc-').toLowerCase();
-  let raw = input;
-  if (typeof raw === 'string') {
-    try {
-      raw = JSON.parse(raw);
-    } catch (error) {
-      fail(`invalid JSON: ${jsonErrorMessage(error)}`);
-    }
-  }
+  const raw = fromJsonText(input);
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     fail(`expected a JSON object, got ${kindOf(raw)}`);
   }
@@ -168,14 +171,7 @@ export function parseJwtConfig(input: unknown, options: ParseJwtConfigOptions = 
  * @throws {JwtConfigError} e.g. `issuer "https://a.example" is configured twice`.
  */
 export function parseJwtConfigs(input: unknown, options: ParseJwtConfigOptions = {}): readonly JwtConfig[] {
-  let raw = input;
-  if (typeof raw === 'string') {
-    try {
-      raw = JSON.parse(raw);
-    } catch (error) {
-      fail(`invalid JSON: ${jsonErrorMessage(error)}`);
-    }
-  }
+  const raw = fromJsonText(input);
   if (!Array.isArray(raw)) fail(`expected a JSON array of JWT configurations, got ${kindOf(raw)}`);
   if (raw.length === 0) fail('expected at least one JWT configuration, got an empty list');
   const configs = raw.map((entry: unknown, index) => {

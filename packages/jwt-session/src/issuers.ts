@@ -1,18 +1,11 @@
 import type { JwtConfig, TokenLocation } from './config.js';
 import { JwtVerificationError } from './errors.js';
 import { decodeJws, decodePayload } from './jws.js';
-import type { Logger } from './options.js';
 import { readToken, type HeaderReader } from './request-headers.js';
-import { TokenVerifier, type VerifiedToken } from './verifier.js';
+import { TokenVerifier, type TokenVerifierOptions, type VerifiedToken } from './verifier.js';
 
-export interface JwtVerifiersOptions {
-  prefix: string;
-  cacheMax: number;
-  fetch: typeof fetch;
-  jwksFetchTimeoutMs: number;
-  logger: Logger;
-  onJwksFetch?: (outcome: 'ok' | 'error') => void;
-}
+/** What every configuration's verifier shares. */
+export type JwtVerifiersOptions = Omit<TokenVerifierOptions, 'config'>;
 
 /** A token found in a request, and where. */
 export interface FoundToken {

@@ -1,4 +1,5 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { readBoundedText } from '@svc-graphql/bounded-body';
 import { importJwk, type VerificationKey } from './keys.js';
 import type { Logger } from './options.js';
 import { nextRefreshDelay } from './refresh-schedule.js';
@@ -209,7 +210,7 @@ export class RemoteKeySet {
         const redirect = response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
         throw new Error(redirect ? `HTTP ${response.status}: redirects are not followed` : `HTTP ${response.status}`);
       }
-      const text = await readBounded(response, MAX_JWKS_BYTES);
+      const text = await readBoundedText(response, { maxBytes: MAX_JWKS_BYTES, tooLarge: (max) => new Error(`the response is larger than ${max} bytes`) });
       let body: unknown;
       try {
         body = JSON.parse(text);
@@ -227,36 +228,6 @@ export class RemoteKeySet {
       if (this.#abort === abort) this.#abort = undefined;
     }
   }
-}
-
-/**
- * The body as UTF-8 text, refusing one of more than `maxBytes`: a declared `Content-Length` is
- * checked before reading, and a body without one (chunked) is counted as it streams and cancelled
- * at the first chunk past the limit, so no more than that is ever buffered.
- */
-async function readBounded(response: Response, maxBytes: number): Promise<string> {
-  const tooLarge = (): Error => new Error(`the response is larger than ${maxBytes} bytes`);
-  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  if (declared > maxBytes) {
-    await response.body?.cancel().catch(() => undefined);
-    throw tooLarge();
-  }
-  if (response.body === null) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  // TextDecoder drops a leading BOM, as response.json() does.
-  return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
 /** Imports the usable signature keys of a JWKS document with jose; keys we cannot use are skipped with a debug line. */

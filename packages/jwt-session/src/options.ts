@@ -1,5 +1,5 @@
-import { jsonErrorMessage, parseJwtConfig, parseJwtConfigs, type JwtConfig } from './config.js';
-import { JwtConfigError, type JwtVerificationCode, type JwtVerificationResult } from './errors.js';
+import { fromJsonText, parseJwtConfig, parseJwtConfigs, type JwtConfig } from './config.js';
+import type { JwtVerificationCode, JwtVerificationResult } from './errors.js';
 
 /** Where diagnostics go; Yoga's logger fits. */
 export interface Logger {
@@ -142,14 +142,7 @@ export function normalizeOptions(options: JwtSessionOptions): NormalizedOptions 
 
 /** One configuration as always; a list, or the JSON text of one, as one configuration per issuer. */
 function parseJwtOption(jwt: unknown, prefix: string): JwtConfig | readonly JwtConfig[] {
-  let value = jwt;
-  if (typeof value === 'string') {
-    try {
-      value = JSON.parse(value);
-    } catch (error) {
-      throw new JwtConfigError(`invalid JSON: ${jsonErrorMessage(error)}`);
-    }
-  }
+  const value = fromJsonText(jwt);
   return Array.isArray(value)
     ? parseJwtConfigs(value, { sessionVariablePrefix: prefix })
     : parseJwtConfig(value, { sessionVariablePrefix: prefix });
