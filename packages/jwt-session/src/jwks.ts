@@ -210,7 +210,10 @@ export class RemoteKeySet {
         const redirect = response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
         throw new Error(redirect ? `HTTP ${response.status}: redirects are not followed` : `HTTP ${response.status}`);
       }
-      const text = await readBoundedText(response, { maxBytes: MAX_JWKS_BYTES, tooLarge: (max) => new Error(`the response is larger than ${max} bytes`) });
+      const text = await readBoundedText(response, {
+        maxBytes: MAX_JWKS_BYTES,
+        tooLarge: (max) => new Error(`the response is larger than ${max} bytes`),
+      });
       let body: unknown;
       try {
         body = JSON.parse(text);

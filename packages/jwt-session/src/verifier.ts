@@ -56,12 +56,14 @@ export class TokenVerifier {
         (key) => {
           this.#key = key;
         },
-        (error: unknown) => options.logger.error(`jwt-session: importing the configured ${keys.type} key failed: ${(error as Error)?.message ?? String(error)}`),
+        (error: unknown) => {
+          const reason = (error as Error)?.message ?? String(error);
+          options.logger.error(`jwt-session: importing the configured ${keys.type} key failed: ${reason}`);
+        },
       );
-    }
-    if (options.config.keys.kind === 'jwks') {
+    } else {
       this.#remote = new RemoteKeySet({
-        url: options.config.keys.url,
+        url: keys.url,
         fetch: options.fetch,
         timeoutMs: options.jwksFetchTimeoutMs,
         logger: options.logger,
