@@ -1,4 +1,4 @@
-import { X509Certificate, createPublicKey, type KeyObject } from 'node:crypto';
+import { X509Certificate, createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
 import { importJWK, importSPKI, importX509, type JWK } from 'jose';
 import {
   MIN_RSA_BITS,
@@ -34,8 +34,11 @@ export interface ConfigKey {
   /** The JWS `alg` the key verifies (`EdDSA` for Ed25519). */
   readonly alg: string;
   readonly family: KeyFamily;
-  /** What is imported: the UTF-8 secret, or a PEM public key (SPKI) or certificate as jose reads them. */
-  readonly material: { readonly format: 'secret' | 'spki' | 'x509'; readonly text: string };
+  /**
+   * What is imported: the HMAC secret (a `KeyObject`, so that a configuration printed or serialized
+   * never shows it), or a PEM public key (SPKI) or certificate as jose reads them.
+   */
+  readonly material: { readonly format: 'secret'; readonly key: KeyObject } | { readonly format: 'spki' | 'x509'; readonly pem: string };
 }
 
 /**
@@ -53,7 +56,7 @@ export function parseConfigKey(type: JwtAlgorithm, material: string): ConfigKey 
   if (info.family === 'HMAC') {
     const min = info.minSecretLength ?? 32;
     if ([...material].length < min) throw new Error(`${type} key must be at least ${min} characters`);
-    return { alg, family: 'HMAC', material: { format: 'secret', text: material } };
+    return { alg, family: 'HMAC', material: { format: 'secret', key: createSecretKey(Buffer.from(material, 'utf8')) } };
   }
   // A PEM pasted into JSON twice-escaped arrives with literal "\n" sequences; they cannot occur in PEM.
   const text = material.replace(/\\n/g, '\n').trim();
@@ -72,7 +75,7 @@ export function parseConfigKey(type: JwtAlgorithm, material: string): ConfigKey 
     }
     checkKeyFits(info, describeKeyObject(certificate.publicKey), type);
     // The first certificate alone, without text around it: the form jose's importX509 reads.
-    return { alg, family: info.family, material: { format: 'x509', text: certificate.toString() } };
+    return { alg, family: info.family, material: { format: 'x509', pem: certificate.toString() } };
   }
   if (/-----BEGIN (RSA )?PUBLIC KEY-----/.test(text)) {
     let key: KeyObject;
@@ -83,7 +86,7 @@ export function parseConfigKey(type: JwtAlgorithm, material: string): ConfigKey 
     }
     checkKeyFits(info, describeKeyObject(key), type);
     const spki = key.export({ type: 'spki', format: 'pem' }).toString();
-    return { alg, family: info.family, material: { format: 'spki', text: spki } };
+    return { alg, family: info.family, material: { format: 'spki', pem: spki } };
   }
   throw new Error(`${type} key must be a PEM public key or an X.509 certificate`);
 }
@@ -96,9 +99,9 @@ export async function importConfigKey(config: ConfigKey): Promise<VerificationKe
     // jose takes an HMAC secret as bytes or a CryptoKey; bytes would be imported again for every
     // token, so the CryptoKey is made once here.
     const hash = algorithmInfo(alg)?.hash ?? 'SHA-256';
-    key = await crypto.subtle.importKey('raw', new TextEncoder().encode(material.text), { name: 'HMAC', hash }, false, ['verify']);
+    key = await crypto.subtle.importKey('raw', material.key.export(), { name: 'HMAC', hash }, false, ['verify']);
   } else {
-    key = material.format === 'x509' ? await importX509(material.text, alg) : await importSPKI(material.text, alg);
+    key = material.format === 'x509' ? await importX509(material.pem, alg) : await importSPKI(material.pem, alg);
   }
   return { alg, algorithms: headerAlgorithmsFor(alg), family, key };
 }
