@@ -5,6 +5,7 @@
  */
 import { reservedVariableReason } from './environment.js';
 import { MetadataApiError, type MetadataErrorCode } from './errors.js';
+import { validateTypeRelationships } from './relationship-validation.js';
 import type { MetadataDocument, RemoteSchemaMetadata, RemoteSchemaPermissionMetadata } from './document.js';
 import type {
   FieldNamesCustomization,
@@ -88,7 +89,7 @@ export function validateName(value: unknown, path: string): string {
   return value;
 }
 
-function validateGraphqlName(value: unknown, path: string): string {
+export function validateGraphqlName(value: unknown, path: string): string {
   if (typeof value !== 'string' || !GRAPHQL_NAME.test(value)) throw invalid(path, 'expected a GraphQL name');
   if (value.startsWith('__')) throw invalid(path, 'names starting with "__" are reserved for introspection');
   return value;
@@ -289,7 +290,7 @@ function validatePermission(value: unknown, path: string): RemoteSchemaPermissio
 /** One `remote_schemas` entry of a whole document (`replace_metadata`, a stored file). */
 export function validateRemoteSchemaMetadata(value: unknown, path: string): RemoteSchemaMetadata {
   const object = expectObject(value, path);
-  rejectUnknownKeys(object, ['name', 'definition', 'comment', 'permissions'], path);
+  rejectUnknownKeys(object, ['name', 'definition', 'comment', 'permissions', 'remote_relationships'], path);
   const name = validateName(required(object, 'name', path), childPath(path, 'name'));
   const definition = validateDefinition(required(object, 'definition', path), childPath(path, 'definition'));
   const entry: RemoteSchemaMetadata = { name, definition };
@@ -313,6 +314,11 @@ export function validateRemoteSchemaMetadata(value: unknown, path: string): Remo
       return permission;
     });
     if (list.length > 0) entry.permissions = list;
+  }
+  const relationships = optional(object, 'remote_relationships');
+  if (relationships !== undefined) {
+    const groups = validateTypeRelationships(relationships, childPath(path, 'remote_relationships'), name);
+    if (groups.length > 0) entry.remote_relationships = groups;
   }
   return entry;
 }

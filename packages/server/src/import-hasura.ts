@@ -4,13 +4,15 @@
  * document holding its remote schemas and their permissions, ready for `replace_metadata`.
  *
  * The conversion renames the `x-hasura-` prefix to `x-svc-` (header names, session variables named
- * by `@preset`), keeps everything else as written, and names on stderr what it left out and the
+ * by `@preset`), keeps everything else as written (remote relationships between remote schemas
+ * included), and names on stderr what it left out and the
  * environment variables the document reads. See docs/migrating-from-hasura.md.
  */
 import { lstat, readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Kind, parse as parseGraphql, visit, type ConstValueNode, type ValueNode } from 'graphql';
 import { parse as parseYaml, YAMLParseError, type ScalarTag } from 'yaml';
+import { convertRemoteRelationships } from './import-hasura-relationships.js';
 
 /** Bounds on what one import reads. Real exports are far below them. */
 export interface ImportLimits {
@@ -160,12 +162,10 @@ export function convertHasuraMetadata(input: unknown, where: string): ImportResu
     if (!isObject(entry) || typeof entry['name'] !== 'string' || !isObject(entry['definition'])) {
       throw notMetadata(where, `${path} is not a remote schema (expected "name" and "definition")`);
     }
-    const relationships = entry['remote_relationships'];
-    if (Array.isArray(relationships)) {
-      // `[{type_name, relationships: […]}]`: one per relationship.
-      for (const group of relationships) add('remote_relationships', isObject(group) ? listLength(group['relationships']) : 1);
-    }
-    return convertRemoteSchema(entry, path, environment, where);
+    // Relationships to other remote schemas are kept; those to a database are counted as left out.
+    const relationships = convertRemoteRelationships(entry['remote_relationships'], renameHasuraPrefix);
+    add('remote_relationships', relationships.skipped);
+    return convertRemoteSchema(entry, path, environment, where, relationships.kept);
   });
 
   const sources = metadata['sources'];
@@ -244,7 +244,7 @@ function copyWithoutNulls(value: unknown): unknown {
   return value;
 }
 
-function convertRemoteSchema(entry: JsonObject, path: string, environment: Set<string>, where: string): JsonObject {
+function convertRemoteSchema(entry: JsonObject, path: string, environment: Set<string>, where: string, relationships: JsonObject[] | undefined): JsonObject {
   const definition = copyWithoutNulls(entry['definition']) as JsonObject;
   if (typeof definition['url_from_env'] === 'string') environment.add(definition['url_from_env']);
   const headers = definition['headers'];
@@ -258,9 +258,11 @@ function convertRemoteSchema(entry: JsonObject, path: string, environment: Set<s
 
   const result: Array<[string, unknown]> = [];
   for (const [key, value] of Object.entries(entry)) {
-    // Remote relationships are reported as skipped; nulls mean "not set".
-    if (key === 'remote_relationships' || value === null) continue;
-    if (key === 'definition') result.push([key, definition]);
+    // Nulls mean "not set".
+    if (value === null) continue;
+    if (key === 'remote_relationships') {
+      if (relationships !== undefined) result.push([key, relationships]);
+    } else if (key === 'definition') result.push([key, definition]);
     else if (key === 'permissions') result.push([key, convertPermissions(value, `${path}.permissions`, where)]);
     else result.push([key, copyWithoutNulls(value)]);
   }

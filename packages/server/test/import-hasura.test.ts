@@ -114,6 +114,18 @@ const EXPECTED_FROM_JSON = {
           comment: 'anonymous visitors: a fixed greeting',
         },
       ],
+      // The relationship to another remote schema is kept; the one to a database is left out.
+      remote_relationships: [
+        {
+          type_name: 'User',
+          relationships: [
+            {
+              name: 'twin',
+              definition: { to_remote_schema: { remote_schema: 'catalog', lhs_fields: ['id'], remote_field: { user: { arguments: { id: '$id' } } } } },
+            },
+          ],
+        },
+      ],
     },
     {
       name: 'catalog',
@@ -190,6 +202,17 @@ const EXPECTED_FROM_PROJECT = {
         headers: [{ name: 'Authorization', value_from_env: 'ACCOUNTS_REMOTE_TOKEN' }],
         customization: { root_fields_namespace: 'accounts' },
       },
+      remote_relationships: [
+        {
+          type_name: 'User',
+          relationships: [
+            {
+              name: 'greeting',
+              definition: { to_remote_schema: { remote_schema: 'payments', lhs_fields: ['id'], remote_field: { payment: { arguments: { id: '$id' } } } } },
+            },
+          ],
+        },
+      ],
     },
   ],
 };
@@ -394,6 +417,59 @@ describe('convertHasuraMetadata', () => {
       ],
     });
   });
+
+  it('keeps relationships between remote schemas as written but the x-hasura- prefix, and counts those to a database', () => {
+    const toUsers = {
+      to_remote_schema: {
+        remote_schema: 'users',
+        lhs_fields: ['userId'],
+        remote_field: { tenant: { arguments: { name: 'X-Hasura-Tenant', note: null }, field: { user: { arguments: { id: '$userId', tags: ['x-hasura-a', 'b'] } } } } },
+      },
+    };
+    const converted = convertHasuraMetadata(
+      {
+        version: 3,
+        remote_schemas: [
+          {
+            name: 'orders',
+            definition: { url: 'https://orders.example.com/graphql' },
+            remote_relationships: [
+              {
+                type_name: 'Order',
+                relationships: [
+                  { name: 'user', definition: toUsers },
+                  { name: 'rows', definition: { to_source: { source: 'default', table: 'rows', relationship_type: 'array', field_mapping: { id: 'order_id' } } } },
+                ],
+              },
+              { type_name: 'Line', relationships: [{ name: 'rows', definition: { to_source: { source: 'default', table: 'rows' } } }] },
+            ],
+          },
+        ],
+      },
+      'metadata.json',
+    );
+    expect(converted.document.remote_schemas[0]).toEqual({
+      name: 'orders',
+      definition: { url: 'https://orders.example.com/graphql' },
+      remote_relationships: [
+        {
+          type_name: 'Order',
+          relationships: [
+            {
+              name: 'user',
+              definition: {
+                to_remote_schema: {
+                  ...toUsers.to_remote_schema,
+                  remote_field: { tenant: { arguments: { name: 'x-svc-Tenant', note: null }, field: { user: { arguments: { id: '$userId', tags: ['x-svc-a', 'b'] } } } } },
+                },
+              },
+            },
+          ],
+        },
+      ],
+    });
+    expect(converted.skipped).toEqual([{ kind: 'remote relationships', count: 2 }]);
+  });
 });
 
 describe('renamePresetSessionVariables', () => {
@@ -510,6 +586,10 @@ describe('svc-graphql import-hasura-metadata: the printed document on a running 
         body: { message: 'success' },
       });
       expect(await metadata({ type: 'export_metadata', args: {} })).toEqual({ status: 200, body: EXPECTED_FROM_JSON });
+
+      // The relationship between the two remote schemas answers as it did in Hasura.
+      const joined = await graphql('{ accounts { user(id: "1") { id twin { __typename id name } } } }', { 'x-svc-admin-secret': ADMIN_SECRET });
+      expect(joined.body).toEqual({ data: { accounts: { user: { id: '1', twin: { __typename: 'Catalog_User', id: '1', name: 'Ada' } } } } });
 
       const user = { authorization: `Bearer ${await token({ 'x-svc-user-id': '2', 'x-svc-user-name': 'Grace' })}` };
       const read = await graphql('{ accounts { hello user { __typename id name } echoHeaders } }', user);
