@@ -1,9 +1,17 @@
-// `pnpm bench auth`: bare Yoga `{ hello }` against the same app with useJwtSession (issue 2, section 4).
+// `pnpm bench auth`: bare Yoga `{ hello }` against the same app with useJwtSession, for each
+// algorithm with one reused token (cache hits) and with distinct tokens (every one verified).
 //
 // Every server runs in its own child process; this process only generates load (autocannon) and
 // checks every response. Cases are interleaved round by round so drift on a shared machine hits all
 // of them alike; each figure is the median over the rounds.
+//
+// BENCH_BEFORE=<another checkout> runs every plugin case a second time with that checkout's
+// useJwtSession (its bench/lib/hello-server.ts), interleaved with this one's, and compares the two
+// row by row: the way to measure a change against the code before it in one run.
 import { createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { cpuMicros, startChild, type ChildServer } from './lib/child.js';
 import { readConfig, warmupFor } from './lib/config.js';
 import { describeFailures, graphqlData, runLoad, type LoadResult } from './lib/load.js';
@@ -13,7 +21,7 @@ import { mintPool, mintUserToken } from './lib/jwt.js';
 import { formatTable, median, round } from './lib/table.js';
 
 const config = readConfig();
-/** The plugin's default verified-token cache holds 10,000 entries (issue 2, section 2). */
+/** The plugin's default verified-token cache holds 10,000 entries. */
 const CACHE_ENTRIES = 10_000;
 /**
  * Distinct tokens minted per algorithm (BENCH_TOKENS). They are used in order and, when a run needs
@@ -48,6 +56,8 @@ function algorithms(): Algorithm[] {
 
 interface Case {
   readonly label: string;
+  /** The same case run with the other checkout's plugin (BENCH_BEFORE), when this is one of this checkout's. */
+  before?: Case;
   readonly kind: 'bare' | 'hit' | 'distinct';
   readonly alg?: Algorithm['type'];
   readonly server: ChildServer;
@@ -73,6 +83,10 @@ const IN_PROCESS = process.env['BENCH_IN_PROCESS'] !== '0';
 /** BENCH_ONLY=RS256 (a regular expression on the algorithm) runs bare Yoga and the matching algorithms only. */
 const only = new RegExp(process.env['BENCH_ONLY'] ?? '.', 'i');
 const algs = algorithms().filter((a) => only.test(a.type));
+/** The other checkout whose hello server (and so whose jwt-session) is compared with this one. */
+const BEFORE = process.env['BENCH_BEFORE'] ? resolve(process.env['BENCH_BEFORE']) : undefined;
+const beforeServer = BEFORE === undefined ? undefined : join(BEFORE, 'bench/lib/hello-server.ts');
+if (beforeServer !== undefined && !existsSync(beforeServer)) throw new Error(`BENCH_BEFORE: no ${beforeServer}`);
 progress(`minting ${POOL} distinct tokens per algorithm with jose (not measured) ...`);
 const pools = new Map<Algorithm['type'], { hit: string; distinct: string[] }>();
 for (const alg of algs) {
@@ -98,21 +112,28 @@ try {
   const anyToken = [...pools.values()][0]?.hit ?? 'not-a-token';
   cases.push(newCase({ label: 'bare Yoga', kind: 'bare', server: bare, token: () => anyToken, expected: 'world' }));
   for (const alg of algs) {
-    const server = await startChild(`auth-${alg.type}`, 'lib/hello-server.ts', { jwt: { type: alg.type, key: alg.configKey } }, config);
-    servers.push(server);
     const pool = pools.get(alg.type);
     if (!pool) throw new Error(`no tokens for ${alg.type}`);
-    cases.push(newCase({ label: `${alg.type} one token (hits)`, kind: 'hit', alg: alg.type, server, token: () => pool.hit, expected: 'hello user' }));
-    cases.push(
-      newCase({
-        label: `${alg.type} distinct tokens`,
-        kind: 'distinct',
+    const options = { jwt: { type: alg.type, key: alg.configKey } };
+    const server = await startChild(`auth-${alg.type}`, 'lib/hello-server.ts', options, config);
+    servers.push(server);
+    const before = beforeServer === undefined ? undefined : await startChild(`auth-${alg.type}-before`, beforeServer, options, config);
+    if (before !== undefined) servers.push(before);
+    for (const kind of ['hit', 'distinct'] as const) {
+      const shape = {
+        kind,
         alg: alg.type,
-        server,
-        token: (i) => pool.distinct[i % pool.distinct.length] ?? '',
+        token: kind === 'hit' ? () => pool.hit : (i: number) => pool.distinct[i % pool.distinct.length] ?? '',
         expected: 'hello user',
-      }),
-    );
+      };
+      const label = `${alg.type} ${kind === 'hit' ? 'one token (hits)' : 'distinct tokens'}`;
+      const c = newCase({ ...shape, label, server });
+      cases.push(c);
+      if (before !== undefined) {
+        c.before = newCase({ ...shape, label: `${label} (before)`, server: before });
+        cases.push(c.before);
+      }
+    }
   }
 
   const body = JSON.stringify({ query: '{ hello }' });
@@ -175,15 +196,20 @@ try {
 interface InProcess {
   readonly label: string;
   readonly perRequest: number[];
+  readonly c?: Case;
 }
 const inProcess: InProcess[] = [];
 if (IN_PROCESS) {
   const body = JSON.stringify({ query: '{ hello }' });
+  const beforeModule =
+    beforeServer === undefined ? undefined : ((await import(pathToFileURL(beforeServer).href)) as { createHelloYoga: typeof createHelloYoga });
+  const beforeCases = new Set(cases.flatMap((c) => (c.before ? [c.before] : [])));
   const variants = cases.map((c) => {
     const alg = algs.find((a) => a.type === c.alg);
+    const create = beforeCases.has(c) && beforeModule ? beforeModule.createHelloYoga : createHelloYoga;
     return {
       c,
-      yoga: createHelloYoga(alg ? { jwt: { type: alg.type, key: alg.configKey } } : {}),
+      yoga: create(alg ? { jwt: { type: alg.type, key: alg.configKey } } : {}),
       cursor: c.cursor,
       result: { label: c.label, perRequest: [] as number[] },
     };
@@ -222,7 +248,7 @@ if (IN_PROCESS) {
     for (const v of variants) v.result.perRequest.push(await runBatch(v));
     batches += 1;
   }
-  inProcess.push(...variants.map((v) => v.result));
+  inProcess.push(...variants.map((v) => ({ ...v.result, c: v.c })));
   progress(`in-process: ${batches} alternating batches of ${BATCH} requests per variant`);
 }
 
@@ -255,9 +281,56 @@ const judge = (name: string, c: Case | undefined, min: number): void => {
   targetList.push({ name: `${name} >= ${min}x bare (sequential)`, measured: `${ratioOf(c).toFixed(3)}x`, pass: ratioOf(c) >= min });
   if (PAIRED) targetList.push({ name: `${name} >= ${min}x bare (paired)`, measured: `${pairedOf(c).toFixed(3)}x`, pass: pairedOf(c) >= min });
 };
-for (const c of cases.filter((x) => x.kind === 'hit')) judge(`${c.alg} cache hits`, c, 0.97);
-const rsDistinct = cases.find((c) => c.kind === 'distinct' && c.alg === 'RS256');
+/** This checkout's cases (without the BENCH_BEFORE twins). */
+const ours = cases.filter((c) => !cases.some((x) => x.before === c));
+for (const c of ours.filter((x) => x.kind === 'hit')) judge(`${c.alg} cache hits`, c, 0.97);
+const rsDistinct = ours.find((c) => c.kind === 'distinct' && c.alg === 'RS256');
 if (rsDistinct) judge('RS256 distinct tokens', rsDistinct, 0.85);
+
+/** The change against the code before it (BENCH_BEFORE): at least this fraction of before's speed on every row. */
+const MIN_VS_BEFORE = 0.97;
+const inProcessCost = (c: Case | undefined): number => median(inProcess.find((v) => v.c === c)?.perRequest ?? []);
+function beforeTable(): string {
+  const bareInProcess = inProcessCost(bareCase);
+  const rows = ours.flatMap((c) => {
+    const before = c.before;
+    if (before === undefined) return [];
+    // Round by round: the two ran one after the other in the same round, so drift hits both alike.
+    const rpsRatio = median(c.samples.map((s, i) => s.rps / (before.samples[i]?.rps ?? Number.NaN)));
+    const cpuRatio = median(c.samples.map((s, i) => (before.samples[i]?.cpu ?? Number.NaN) / s.cpu));
+    const overheadNow = inProcessCost(c) - bareInProcess;
+    const overheadBefore = inProcessCost(before) - bareInProcess;
+    // What the two overheads mean on top of an HTTP request to bare Yoga: CPU before / CPU now.
+    const expected = (bareCpu + overheadBefore) / (bareCpu + overheadNow);
+    const label = c.label;
+    targetList.push({ name: `${label} >= ${MIN_VS_BEFORE}x before (server CPU per request)`, measured: `${cpuRatio.toFixed(3)}x`, pass: cpuRatio >= MIN_VS_BEFORE });
+    if (inProcess.length > 0) {
+      targetList.push({ name: `${label} >= ${MIN_VS_BEFORE}x before (in-process, expected HTTP)`, measured: `${expected.toFixed(3)}x`, pass: expected >= MIN_VS_BEFORE });
+    }
+    return [
+      [
+        label,
+        `${rpsRatio.toFixed(3)}x`,
+        round(stat(before, 'cpu'), 1),
+        round(stat(c, 'cpu'), 1),
+        `${cpuRatio.toFixed(3)}x`,
+        inProcess.length > 0 ? round(overheadBefore, 1) : '-',
+        inProcess.length > 0 ? round(overheadNow, 1) : '-',
+        inProcess.length > 0 ? `${expected.toFixed(3)}x` : '-',
+      ],
+    ];
+  });
+  return [
+    `This checkout against ${BEFORE ?? ''} (BENCH_BEFORE), row by row. req/s and CPU ratios are medians over rounds of ` +
+      'the two measured in the same round (> 1: this checkout is faster); in-process overheads are the plugin\'s own CPU per ' +
+      'request (variant minus bare Yoga), and the expected ratio is (bare HTTP CPU + overhead before) / (bare HTTP CPU + overhead now):',
+    '',
+    formatTable(
+      ['case', 'req/s vs before', 'server CPU us/req before', 'now', 'CPU vs before', 'in-process overhead before', 'now', 'expected vs before'],
+      rows,
+    ),
+  ].join('\n');
+}
 function inProcessTable(): string {
   const bareCost = median(inProcess[0]?.perRequest ?? []);
   const rows = inProcess.map((v) => {
@@ -280,6 +353,8 @@ function inProcessTable(): string {
   ].join('\n');
 }
 
+/** Built before the targets are printed: it adds the targets against before. */
+const beforeText = BEFORE !== undefined ? beforeTable() : undefined;
 const totalFailures = cases.reduce((n, c) => n + c.failures, 0);
 targetList.push({ name: 'no failed responses (every response 200 with data, no errors)', measured: String(totalFailures), pass: totalFailures === 0 });
 
@@ -303,6 +378,7 @@ console.log(
     ),
     '',
     ...(inProcess.length > 0 ? [inProcessTable(), ''] : []),
+    ...(beforeText !== undefined ? [beforeText, ''] : []),
     targets(targetList),
   ].join('\n'),
 );

@@ -1,4 +1,4 @@
-// `pnpm bench permissions`: what remote schema permissions cost (issue 7).
+// `pnpm bench permissions`: what remote schema permissions cost.
 //
 // (a) Requests: the same query as a role whose grant has one session preset, through svc-graphql
 //     with permissions on, next to the same server with permissions off, side by side in one run

@@ -27,7 +27,7 @@ function numericDate(payload: Record<string, unknown>, claim: string): number | 
   const value = payload[claim];
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new JwtVerificationError(`JWTClaimsSetDecodeError "${claim}" claim must be a number`);
+    throw new JwtVerificationError('JWTClaimsSetDecodeError', `"${claim}" claim must be a number`);
   }
   return value;
 }

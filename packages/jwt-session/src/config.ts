@@ -1,6 +1,7 @@
-import { importConfigKey, JWT_ALGORITHMS, type JwtAlgorithm, type VerificationKey } from './algorithms.js';
+import { JWT_ALGORITHMS, type JwtAlgorithm } from './algorithms.js';
 import { JwtConfigError } from './errors.js';
 import { parseJsonPath, type JsonPath } from './json-path.js';
+import { parseConfigKey, type ConfigKey } from './keys.js';
 
 /** The claims namespace used when the config names none. */
 export const DEFAULT_CLAIMS_NAMESPACE = 'https://svc-graphql.dev/jwt/claims';
@@ -26,7 +27,7 @@ export type ClaimsSource =
 
 /** How keys are obtained: one configured key, or a JWKS URL. */
 export type KeySource =
-  | { readonly kind: 'key'; readonly type: JwtAlgorithm; readonly key: VerificationKey }
+  | { readonly kind: 'key'; readonly type: JwtAlgorithm; readonly key: ConfigKey }
   | { readonly kind: 'jwks'; readonly url: URL };
 
 /** The JWT configuration, validated and normalized by {@link parseJwtConfig}. */
@@ -83,6 +84,16 @@ function fail(message: string): never {
   throw new JwtConfigError(message);
 }
 
+/** `input` parsed when it is JSON text, else as it is. @throws {JwtConfigError} `invalid JSON: …` */
+export function fromJsonText(input: unknown): unknown {
+  if (typeof input !== 'string') return input;
+  try {
+    return JSON.parse(input);
+  } catch (error) {
+    return fail(`invalid JSON: ${jsonErrorMessage(error)}`);
+  }
+}
+
 function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
@@ -110,14 +121,7 @@ function nonEmptyString(input: Record<string, unknown>, field: string): string |
 export function parseJwtConfig(input: unknown, options: ParseJwtConfigOptions = {}): JwtConfig {
   if (isJwtConfig(input)) return input;
   const prefix = (options.sessionVariablePrefix ?? 'x-svc-').toLowerCase();
-  let raw = input;
-  if (typeof raw === 'string') {
-    try {
-      raw = JSON.parse(raw);
-    } catch (error) {
-      fail(`invalid JSON: ${jsonErrorMessage(error)}`);
-    }
-  }
+  const raw = fromJsonText(input);
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     fail(`expected a JSON object, got ${kindOf(raw)}`);
   }
@@ -167,14 +171,7 @@ export function parseJwtConfig(input: unknown, options: ParseJwtConfigOptions = 
  * @throws {JwtConfigError} e.g. `issuer "https://a.example" is configured twice`.
  */
 export function parseJwtConfigs(input: unknown, options: ParseJwtConfigOptions = {}): readonly JwtConfig[] {
-  let raw = input;
-  if (typeof raw === 'string') {
-    try {
-      raw = JSON.parse(raw);
-    } catch (error) {
-      fail(`invalid JSON: ${jsonErrorMessage(error)}`);
-    }
-  }
+  const raw = fromJsonText(input);
   if (!Array.isArray(raw)) fail(`expected a JSON array of JWT configurations, got ${kindOf(raw)}`);
   if (raw.length === 0) fail('expected at least one JWT configuration, got an empty list');
   const configs = raw.map((entry: unknown, index) => {
@@ -227,7 +224,7 @@ function parseKeySource(config: Record<string, unknown>): KeySource {
   }
   const algorithm = type as JwtAlgorithm;
   try {
-    return { kind: 'key', type: algorithm, key: importConfigKey(algorithm, key) };
+    return { kind: 'key', type: algorithm, key: parseConfigKey(algorithm, key) };
   } catch (error) {
     fail(`key: ${(error as Error).message}`);
   }

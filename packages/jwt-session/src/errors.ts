@@ -47,13 +47,41 @@ export class SessionError extends Error {
 }
 
 /**
- * A failed token verification. `reason` is the part after `Could not verify JWT: `, e.g.
- * `JWTExpired` or `JWSError JWSInvalidSignature`; clients match on it, so it is kept to the letter.
+ * Why a token was refused, one word each. The client reads it in `Could not verify JWT: <reason>`
+ * and metrics count it (`svc_graphql_jwt_verifications_total{result}`): it never carries a token,
+ * a claim or an issuer.
+ */
+export type JwtVerificationCode =
+  | 'JWTExpired'
+  | 'JWTNotYetValid'
+  | 'JWTIssuedAtFuture'
+  | 'JWTNotInAudience'
+  | 'JWTNotInIssuer'
+  | 'JWTClaimsSetDecodeError'
+  | 'JWSInvalidSignature'
+  | 'NoUsableKeys'
+  | 'CompactDecodeError';
+
+/** The codes a client sees after `JWSError ` (Hasura's wording for failures of the JWS itself). */
+const JWS_ERROR_CODES: ReadonlySet<JwtVerificationCode> = new Set(['JWSInvalidSignature', 'NoUsableKeys', 'CompactDecodeError']);
+
+/**
+ * A failed token verification. `code` is what the process branches and counts on; `reason` is the
+ * part of the message after `Could not verify JWT: `, e.g. `JWTExpired` or
+ * `JWSError JWSInvalidSignature` (or `JWSError CompactDecodeError <detail>`): clients match on it,
+ * so it is kept to the letter.
  */
 export class JwtVerificationError extends Error {
   override name = 'JwtVerificationError';
-  constructor(readonly reason: string) {
-    super(`Could not verify JWT: ${reason}`);
+  readonly code: JwtVerificationCode;
+  readonly reason: string;
+
+  /** `detail` follows the code in the message (what was wrong with the token's shape or claims). */
+  constructor(code: JwtVerificationCode, detail?: string, options?: { cause?: unknown }) {
+    const reason = `${JWS_ERROR_CODES.has(code) ? 'JWSError ' : ''}${code}${detail === undefined ? '' : ` ${detail}`}`;
+    super(`Could not verify JWT: ${reason}`, options);
+    this.code = code;
+    this.reason = reason;
   }
 }
 
@@ -68,8 +96,11 @@ export class JwtClaimsError extends Error {
   }
 }
 
-export const INVALID_SIGNATURE = 'JWSError JWSInvalidSignature';
-export const NO_USABLE_KEYS = 'JWSError NoUsableKeys';
+/**
+ * What `hooks.onJwtVerification` is called with: `'ok'`, the code of a refused token, or the code
+ * of a claims error.
+ */
+export type JwtVerificationResult = 'ok' | JwtVerificationCode | JwtClaimsError['code'];
 
 const bearerChallenge = { 'WWW-Authenticate': 'Bearer error="invalid_token"' } as const;
 

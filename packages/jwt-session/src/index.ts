@@ -3,8 +3,8 @@ export type { JwtConfig, ClaimsSource, ClaimsMapEntry, ClaimsFormat, KeySource, 
 export { JWT_ALGORITHMS } from './algorithms.js';
 export type { JwtAlgorithm } from './algorithms.js';
 export type { JsonPath } from './json-path.js';
-export { JwtConfigError, SessionError } from './errors.js';
-export type { SessionErrorCode } from './errors.js';
+export { JwtConfigError, JwtVerificationError, SessionError } from './errors.js';
+export type { JwtVerificationCode, JwtVerificationResult, SessionErrorCode } from './errors.js';
 export type { JwtSessionOptions, JwtSessionHooks, Logger } from './options.js';
 export type { Session } from './session.js';
 export type { HeadersInput } from './request-headers.js';

@@ -1,18 +1,11 @@
 import type { JwtConfig, TokenLocation } from './config.js';
 import { JwtVerificationError } from './errors.js';
 import { decodeJws, decodePayload } from './jws.js';
-import type { Logger } from './options.js';
 import { readToken, type HeaderReader } from './request-headers.js';
-import { TokenVerifier, type VerifiedToken } from './verifier.js';
+import { TokenVerifier, type TokenVerifierOptions, type VerifiedToken } from './verifier.js';
 
-export interface JwtVerifiersOptions {
-  prefix: string;
-  cacheMax: number;
-  fetch: typeof fetch;
-  jwksFetchTimeoutMs: number;
-  logger: Logger;
-  onJwksFetch?: (outcome: 'ok' | 'error') => void;
-}
+/** What every configuration's verifier shares. */
+export type JwtVerifiersOptions = Omit<TokenVerifierOptions, 'config'>;
 
 /** A token found in a request, and where. */
 export interface FoundToken {
@@ -25,8 +18,6 @@ export interface TokenVerification {
   readonly verified: VerifiedToken;
   readonly config: JwtConfig;
 }
-
-const NOT_IN_ISSUER = 'JWTNotInIssuer';
 
 function sameLocation(a: TokenLocation, b: TokenLocation): boolean {
   return a.type === b.type && (a.type === 'Authorization' || a.name === (b as { name: string }).name);
@@ -97,7 +88,7 @@ export class JwtVerifiers {
     const payload = decodePayload(jws);
     const iss = payload['iss'];
     const entry = (typeof iss === 'string' ? this.#issuers.get(iss) : undefined) ?? this.#fallback;
-    if (entry === undefined) throw new JwtVerificationError(NOT_IN_ISSUER);
+    if (entry === undefined) throw new JwtVerificationError('JWTNotInIssuer');
     return this.#verifyWith(entry, found, nowMs, { jws, payload });
   }
 
@@ -107,7 +98,7 @@ export class JwtVerifiers {
     nowMs: number,
     decoded?: Parameters<TokenVerifier['verify']>[2],
   ): Promise<TokenVerification> {
-    if (!sameLocation(entry.config.header, found.location)) throw new JwtVerificationError(NOT_IN_ISSUER);
+    if (!sameLocation(entry.config.header, found.location)) throw new JwtVerificationError('JWTNotInIssuer');
     return { verified: await entry.verify(found.token, nowMs, decoded), config: entry.config };
   }
 

@@ -1,6 +1,6 @@
-import { X509Certificate, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { algorithmInfo, checkKeyFits, type VerificationKey } from './algorithms.js';
+import { readBoundedText } from '@svc-graphql/bounded-body';
+import { importJwk, type VerificationKey } from './keys.js';
 import type { Logger } from './options.js';
 import { nextRefreshDelay } from './refresh-schedule.js';
 
@@ -210,14 +210,17 @@ export class RemoteKeySet {
         const redirect = response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
         throw new Error(redirect ? `HTTP ${response.status}: redirects are not followed` : `HTTP ${response.status}`);
       }
-      const text = await readBounded(response, MAX_JWKS_BYTES);
+      const text = await readBoundedText(response, {
+        maxBytes: MAX_JWKS_BYTES,
+        tooLarge: (max) => new Error(`the response is larger than ${max} bytes`),
+      });
       let body: unknown;
       try {
         body = JSON.parse(text);
       } catch {
         throw new Error('the response is not JSON');
       }
-      const { keys, fingerprint } = importJwks(body, this.#options.logger);
+      const { keys, fingerprint } = await importJwks(body, this.#options.logger);
       if (keys.length === 0) throw new Error('no usable signing key in the key set');
       return { keys, fingerprint, headers: response.headers };
     } catch (error) {
@@ -230,47 +233,15 @@ export class RemoteKeySet {
   }
 }
 
-/**
- * The body as UTF-8 text, refusing one of more than `maxBytes`: a declared `Content-Length` is
- * checked before reading, and a body without one (chunked) is counted as it streams and cancelled
- * at the first chunk past the limit, so no more than that is ever buffered.
- */
-async function readBounded(response: Response, maxBytes: number): Promise<string> {
-  const tooLarge = (): Error => new Error(`the response is larger than ${maxBytes} bytes`);
-  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  if (declared > maxBytes) {
-    await response.body?.cancel().catch(() => undefined);
-    throw tooLarge();
-  }
-  if (response.body === null) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  // TextDecoder drops a leading BOM, as response.json() does.
-  return new TextDecoder().decode(Buffer.concat(chunks));
-}
-
-const PUBLIC_MEMBERS = ['kty', 'crv', 'n', 'e', 'x', 'y'] as const;
-
-/** Imports the usable signature keys of a JWKS document; keys we cannot use are skipped with a debug line. */
-export function importJwks(body: unknown, logger: Logger): { keys: VerificationKey[]; fingerprint: string } {
+/** Imports the usable signature keys of a JWKS document with jose; keys we cannot use are skipped with a debug line. */
+export async function importJwks(body: unknown, logger: Logger): Promise<{ keys: VerificationKey[]; fingerprint: string }> {
   const list = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['keys'] : undefined;
   if (!Array.isArray(list)) throw new Error('the response has no "keys" list');
   const keys: VerificationKey[] = [];
   const prints: string[] = [];
   for (const jwk of list) {
     try {
-      const key = importJwk(jwk);
+      const key = await importJwk(jwk);
       if (key === undefined) continue;
       keys.push(key.key);
       prints.push(key.print);
@@ -279,56 +250,4 @@ export function importJwks(body: unknown, logger: Logger): { keys: VerificationK
     }
   }
   return { keys, fingerprint: prints.sort().join('\n') };
-}
-
-function importJwk(value: unknown): { key: VerificationKey; print: string } | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
-  const jwk = value as Record<string, unknown>;
-  if (jwk['use'] !== undefined && jwk['use'] !== 'sig') return undefined;
-  const ops = jwk['key_ops'];
-  if (Array.isArray(ops) && !ops.includes('verify')) return undefined;
-  const alg = algorithmOf(jwk);
-  const info = algorithmInfo(alg);
-  if (info === undefined) throw new Error(`unsupported alg ${alg}`);
-  const material: Record<string, unknown> = {};
-  for (const member of PUBLIC_MEMBERS) if (jwk[member] !== undefined) material[member] = jwk[member];
-  const x5c = Array.isArray(jwk['x5c']) && typeof jwk['x5c'][0] === 'string' ? jwk['x5c'][0] : undefined;
-  let key: KeyObject;
-  if (material['n'] === undefined && material['x'] === undefined && x5c !== undefined) {
-    // Some providers publish only the certificate chain; its first certificate holds the key.
-    key = new X509Certificate(Buffer.from(x5c, 'base64')).publicKey;
-    material['x5c'] = x5c;
-  } else {
-    key = createPublicKey({ key: material as JsonWebKey, format: 'jwk' });
-  }
-  checkKeyFits(alg, info, key);
-  const kid = typeof jwk['kid'] === 'string' ? jwk['kid'] : undefined;
-  const print = JSON.stringify([kid ?? null, alg, ...PUBLIC_MEMBERS.map((m) => material[m] ?? null), material['x5c'] ?? null]);
-  return { key: kid === undefined ? { alg, family: info.family, key } : { alg, family: info.family, key, kid }, print };
-}
-
-const EC_ALGS: Readonly<Record<string, string>> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
-
-/**
- * The one algorithm a JWK verifies: its `alg`, or what its type implies. An RSA key without `alg`
- * (Azure AD publishes those) is taken as RS256, the algorithm every such provider signs with.
- */
-function algorithmOf(jwk: Record<string, unknown>): string {
-  const declared = typeof jwk['alg'] === 'string' ? jwk['alg'] : undefined;
-  switch (jwk['kty']) {
-    case 'RSA':
-      return declared ?? 'RS256';
-    case 'EC': {
-      const implied = EC_ALGS[String(jwk['crv'])];
-      if (implied === undefined) throw new Error(`unsupported curve ${String(jwk['crv'])}`);
-      if (declared !== undefined && declared !== implied) throw new Error(`alg ${declared} does not fit curve ${String(jwk['crv'])}`);
-      return implied;
-    }
-    case 'OKP':
-      if (jwk['crv'] !== 'Ed25519') throw new Error(`unsupported curve ${String(jwk['crv'])}`);
-      if (declared !== undefined && declared !== 'EdDSA' && declared !== 'Ed25519') throw new Error(`alg ${declared} does not fit Ed25519`);
-      return 'EdDSA';
-    default:
-      throw new Error(`unsupported kty ${String(jwk['kty'])}`);
-  }
 }

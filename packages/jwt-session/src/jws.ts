@@ -1,16 +1,16 @@
-import { createHmac, timingSafeEqual, verify as verifySignature, constants } from 'node:crypto';
-import { algorithmInfo, type VerificationKey } from './algorithms.js';
-import { INVALID_SIGNATURE, JwtVerificationError } from './errors.js';
+import { compactVerify, errors } from 'jose';
+import { JwtVerificationError } from './errors.js';
+import type { VerificationKey } from './keys.js';
 
-/** A compact JWS split and decoded, before any signature check. */
+/** A compact JWS split and its header decoded, before any signature check. */
 export interface DecodedJws {
+  readonly token: string;
   readonly header: Record<string, unknown>;
+  /** The header's `alg`, with `Ed25519` read as `EdDSA` (the same check with an Ed25519 key). */
   readonly alg: string;
   readonly kid: string | undefined;
-  /** The payload bytes; parsed only after the signature holds. */
+  /** The payload segment; parsed only after the signature holds (or to choose an issuer). */
   readonly payloadSegment: string;
-  readonly signingInput: Buffer;
-  readonly signature: Buffer;
 }
 
 // Three base64url segments and nothing else: `=` padding, whitespace or a fourth segment are refused
@@ -19,19 +19,32 @@ export interface DecodedJws {
 const COMPACT_JWS = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]*)$/;
 
 function decodeError(detail: string): JwtVerificationError {
-  return new JwtVerificationError(`JWSError CompactDecodeError ${detail}`);
+  return new JwtVerificationError('CompactDecodeError', detail);
 }
 
 function base64url(segment: string, what: string): Buffer {
-  // A base64url string of length 4n+1 encodes no whole byte: refuse it rather than let Buffer guess.
-  if (segment.length % 4 === 1) throw decodeError(`invalid base64url in ${what}`);
+  checkSegmentLength(segment, what);
   return Buffer.from(segment, 'base64url');
 }
 
-function parseJsonObject(bytes: Buffer, what: string): Record<string, unknown> {
+/** A base64url string of length 4n+1 encodes no whole byte: refuse it rather than let a decoder guess. */
+function checkSegmentLength(segment: string, what: string): void {
+  if (segment.length % 4 === 1) throw decodeError(`invalid base64url in ${what}`);
+}
+
+/** The header must be UTF-8, as RFC 7515 and jose require (a byte-order mark is kept, and then is not JSON); the payload is read leniently. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function parseJsonObject(bytes: Uint8Array, what: 'header' | 'payload'): Record<string, unknown> {
+  let text: string;
+  try {
+    text = what === 'header' ? strictUtf8.decode(bytes) : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  } catch {
+    throw decodeError(`${what} is not UTF-8`);
+  }
   let value: unknown;
   try {
-    value = JSON.parse(bytes.toString('utf8'));
+    value = JSON.parse(text);
   } catch {
     throw decodeError(`${what} is not JSON`);
   }
@@ -41,7 +54,12 @@ function parseJsonObject(bytes: Buffer, what: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** Splits and decodes `token`; throws {@link JwtVerificationError} when it is not a compact JWS. */
+/**
+ * Splits `token` and decodes its header; throws {@link JwtVerificationError} when it is not a compact
+ * JWS (CompactDecodeError) or names a critical extension (JWSInvalidSignature: we understand none,
+ * and RFC 7515 says such a token must be refused). These checks are ours and come before jose sees
+ * the token, so that every token we refuse here gets the same answer whatever jose would say.
+ */
 export function decodeJws(token: string): DecodedJws {
   const match = COMPACT_JWS.exec(token);
   if (match === null) {
@@ -54,54 +72,37 @@ export function decodeJws(token: string): DecodedJws {
   const header = parseJsonObject(base64url(headerSegment, 'header'), 'header');
   const alg = header['alg'];
   if (typeof alg !== 'string') throw decodeError('header has no "alg"');
-  // RFC 7515 4.1.11: extensions we do not understand must make the token invalid.
-  if (header['crit'] !== undefined) throw new JwtVerificationError(INVALID_SIGNATURE);
+  if (header['crit'] !== undefined) throw new JwtVerificationError('JWSInvalidSignature');
+  checkSegmentLength(signatureSegment, 'signature');
   const kid = typeof header['kid'] === 'string' ? header['kid'] : undefined;
-  return {
-    header,
-    // RFC 9864 names Ed25519 explicitly; it is the same check as EdDSA with an Ed25519 key.
-    alg: alg === 'Ed25519' ? 'EdDSA' : alg,
-    kid,
-    payloadSegment,
-    signingInput: Buffer.from(`${headerSegment}.${payloadSegment}`, 'ascii'),
-    signature: base64url(signatureSegment, 'signature'),
-  };
+  return { token, header, alg: alg === 'Ed25519' ? 'EdDSA' : alg, kid, payloadSegment };
 }
 
 /**
- * Checks the signature of `jws` with `key`. The algorithm is the key's, never the token's: a token
- * whose header names another algorithm fails here.
+ * Verifies the signature of `jws` with jose, trying `keys` in order (several keys may share a `kid`,
+ * or a token without `kid` may fit any key of its algorithm), and returns the verified payload bytes.
+ * Each key admits only its own algorithm (`algorithms`), so the token's header can never choose it.
+ *
+ * jose's refusals map to our codes: a JWS jose finds malformed is CompactDecodeError (after
+ * {@link decodeJws}, only a payload segment that is not base64url, found once the signature holds);
+ * anything else it refuses (the signature, an algorithm the key does not admit, a key it will not use
+ * for the token) is JWSInvalidSignature, failing closed.
  */
-export function verifyJwsSignature(jws: DecodedJws, key: VerificationKey): boolean {
-  if (jws.alg !== key.alg) return false;
-  const info = algorithmInfo(key.alg);
-  if (info === undefined || jws.signature.length === 0) return false;
-  try {
-    switch (info.family) {
-      case 'HMAC': {
-        const expected = createHmac(info.hash ?? 'sha256', key.key).update(jws.signingInput).digest();
-        return expected.length === jws.signature.length && timingSafeEqual(expected, jws.signature);
-      }
-      case 'RSA':
-        return verifySignature(
-          info.hash,
-          jws.signingInput,
-          { key: key.key, padding: constants.RSA_PKCS1_PADDING },
-          jws.signature,
-        );
-      case 'EC':
-        if (jws.signature.length !== info.signatureLength) return false;
-        return verifySignature(info.hash, jws.signingInput, { key: key.key, dsaEncoding: 'ieee-p1363' }, jws.signature);
-      case 'OKP':
-        return verifySignature(null, jws.signingInput, key.key, jws.signature);
+export async function verifyJws(jws: DecodedJws, keys: readonly VerificationKey[]): Promise<Uint8Array> {
+  let cause: unknown;
+  for (const key of keys) {
+    try {
+      return (await compactVerify(jws.token, key.key, { algorithms: key.algorithms as string[] })).payload;
+    } catch (error) {
+      if (error instanceof errors.JWSInvalid) throw new JwtVerificationError('CompactDecodeError', error.message, { cause: error });
+      if (!(error instanceof errors.JOSEError) && !(error instanceof TypeError)) throw error;
+      cause = error;
     }
-  } catch {
-    // OpenSSL rejects some malformed signatures by throwing instead of returning false.
-    return false;
   }
+  throw new JwtVerificationError('JWSInvalidSignature', undefined, { cause });
 }
 
-/** Parses the payload of a token whose signature was verified. */
-export function decodePayload(jws: DecodedJws): Record<string, unknown> {
-  return parseJsonObject(base64url(jws.payloadSegment, 'payload'), 'payload');
+/** Parses a payload: the bytes jose verified, or the segment of a token not verified yet. */
+export function decodePayload(payload: Uint8Array | DecodedJws): Record<string, unknown> {
+  return parseJsonObject(payload instanceof Uint8Array ? payload : base64url(payload.payloadSegment, 'payload'), 'payload');
 }

@@ -1,5 +1,5 @@
-import { jsonErrorMessage, parseJwtConfig, parseJwtConfigs, type JwtConfig } from './config.js';
-import { JwtConfigError } from './errors.js';
+import { fromJsonText, parseJwtConfig, parseJwtConfigs, type JwtConfig } from './config.js';
+import type { JwtVerificationCode, JwtVerificationResult } from './errors.js';
 
 /** Where diagnostics go; Yoga's logger fits. */
 export interface Logger {
@@ -16,13 +16,13 @@ export interface Logger {
 export interface JwtSessionHooks {
   /**
    * Once per request or graphql-ws connection that presented a token (cache hits included): `'ok'`,
-   * or the name of the error it was refused with: the reason of an `invalid-jwt` answer without
-   * `JWSError` (`'JWTExpired'`, `'JWSInvalidSignature'`, `'NoUsableKeys'`, `'JWTNotInIssuer'`,
+   * or the code it was refused with: a {@link JwtVerificationCode} for an `invalid-jwt` answer
+   * (`'JWTExpired'`, `'JWSInvalidSignature'`, `'NoUsableKeys'`, `'JWTNotInIssuer'`,
    * `'CompactDecodeError'`, …), or the code of a claims error (`'jwt-missing-role-claims'`,
    * `'jwt-invalid-claims'`). A token that verified but asks for a role it is not allowed (403) is `'ok'`.
    * The values form a small fixed set (never a token, a claim or an issuer).
    */
-  onJwtVerification?(result: string): void;
+  onJwtVerification?(result: JwtVerificationResult): void;
   /** Once per `jwk_url` fetch attempt (start-up, refresh, unknown-`kid` refetch, retry). */
   onJwksFetch?(outcome: 'ok' | 'error'): void;
 }
@@ -142,14 +142,7 @@ export function normalizeOptions(options: JwtSessionOptions): NormalizedOptions 
 
 /** One configuration as always; a list, or the JSON text of one, as one configuration per issuer. */
 function parseJwtOption(jwt: unknown, prefix: string): JwtConfig | readonly JwtConfig[] {
-  let value = jwt;
-  if (typeof value === 'string') {
-    try {
-      value = JSON.parse(value);
-    } catch (error) {
-      throw new JwtConfigError(`invalid JSON: ${jsonErrorMessage(error)}`);
-    }
-  }
+  const value = fromJsonText(jwt);
   return Array.isArray(value)
     ? parseJwtConfigs(value, { sessionVariablePrefix: prefix })
     : parseJwtConfig(value, { sessionVariablePrefix: prefix });

@@ -8,6 +8,7 @@ import {
   roleNotAllowed,
   sessionErrorFromToken,
   withBearerChallenge,
+  type JwtVerificationResult,
   type SessionError,
 } from './errors.js';
 import { JwtVerifiers, type FoundToken } from './issuers.js';
@@ -57,7 +58,7 @@ export function createSessionResolver(options: JwtSessionOptions): SessionResolv
   /** The `allowed_skew` of the configuration that verified each token session. */
   const skews = new WeakMap<Session, number>();
 
-  function report(result: string): void {
+  function report(result: JwtVerificationResult): void {
     if (onJwtVerification === undefined) return;
     try {
       onJwtVerification.call(opts.hooks, result);
@@ -107,7 +108,7 @@ export function createSessionResolver(options: JwtSessionOptions): SessionResolv
     } catch (error) {
       if (error instanceof JwtVerificationError || error instanceof JwtClaimsError) {
         opts.logger.debug(`jwt-session: rejected a token: ${error.message}`);
-        report(resultName(error));
+        report(error.code);
         throw sessionErrorFromToken(error);
       }
       throw error;
@@ -164,17 +165,6 @@ export function createSessionResolver(options: JwtSessionOptions): SessionResolv
     allowedSkew: verifier?.maxAllowedSkew ?? 0,
     allowedSkewOf: (session) => skews.get(session) ?? 0,
   };
-}
-
-/**
- * The name a refused token is counted under: the reason without `JWSError` (`JWTExpired`,
- * `JWSInvalidSignature`, `NoUsableKeys`, `CompactDecodeError`, …) or the claims error's code.
- * Always one word of a fixed set: never a claim, a token or an issuer.
- */
-function resultName(error: JwtVerificationError | JwtClaimsError): string {
-  if (error instanceof JwtClaimsError) return error.code;
-  const words = error.reason.split(' ');
-  return (words[0] === 'JWSError' ? words[1] : words[0]) ?? 'unknown';
 }
 
 function digest(value: string): Buffer {

@@ -1,10 +1,11 @@
 import { LRUCache } from 'lru-cache';
-import { algorithmInfo, type VerificationKey } from './algorithms.js';
+import { algorithmInfo } from './algorithms.js';
 import { checkAudienceAndIssuer, checkTokenTimes, extractTokenClaims, type TokenClaims } from './claims.js';
 import type { JwtConfig } from './config.js';
-import { INVALID_SIGNATURE, JwtClaimsError, JwtVerificationError, NO_USABLE_KEYS } from './errors.js';
+import { JwtClaimsError, JwtVerificationError } from './errors.js';
 import { RemoteKeySet } from './jwks.js';
-import { decodeJws, decodePayload, verifyJwsSignature, type DecodedJws } from './jws.js';
+import { decodeJws, decodePayload, verifyJws, type DecodedJws } from './jws.js';
+import { importConfigKey, type VerificationKey } from './keys.js';
 import type { Logger } from './options.js';
 
 /** A token whose signature, `aud` and `iss` held. Its times are re-checked on every use. */
@@ -39,14 +40,30 @@ export class TokenVerifier {
   readonly #prefix: string;
   readonly #cache: LRUCache<string, VerifiedToken> | undefined;
   readonly #remote: RemoteKeySet | undefined;
+  /** The configured key (not a key set), imported by jose once; `undefined` until then. */
+  #key: VerificationKey | undefined;
+  readonly #keyImport: Promise<void> | undefined;
 
   constructor(options: TokenVerifierOptions) {
     this.#config = options.config;
     this.#prefix = options.prefix;
     this.#cache = options.cacheMax > 0 ? new LRUCache<string, VerifiedToken>({ max: options.cacheMax }) : undefined;
-    if (options.config.keys.kind === 'jwks') {
+    const keys = options.config.keys;
+    if (keys.kind === 'key') {
+      // Checked when the configuration was parsed; jose's import of a key node:crypto read cannot
+      // fail, but if it did, every token would be refused (NoUsableKeys) and the reason logged.
+      this.#keyImport = importConfigKey(keys.key).then(
+        (key) => {
+          this.#key = key;
+        },
+        (error: unknown) => {
+          const reason = (error as Error)?.message ?? String(error);
+          options.logger.error(`jwt-session: importing the configured ${keys.type} key failed: ${reason}`);
+        },
+      );
+    } else {
       this.#remote = new RemoteKeySet({
-        url: options.config.keys.url,
+        url: keys.url,
         fetch: options.fetch,
         timeoutMs: options.jwksFetchTimeoutMs,
         logger: options.logger,
@@ -59,7 +76,7 @@ export class TokenVerifier {
 
   /** Settles once keys are available or the first JWKS fetch failed. */
   ready(): Promise<void> {
-    return this.#remote?.ready ?? Promise.resolve();
+    return this.#remote?.ready ?? this.#keyImport ?? Promise.resolve();
   }
 
   dispose(): void {
@@ -99,11 +116,10 @@ export class TokenVerifier {
     const jws = decoded?.jws ?? decodeJws(token);
     const info = algorithmInfo(jws.alg);
     // `none`, and every algorithm we never verify, fail like a bad signature.
-    if (info === undefined) throw new JwtVerificationError(INVALID_SIGNATURE);
-    const keys = await this.#keysFor(jws.alg, info.family, jws.kid);
-    if (!keys.some((key) => verifyJwsSignature(jws, key))) throw new JwtVerificationError(INVALID_SIGNATURE);
+    if (info === undefined) throw new JwtVerificationError('JWSInvalidSignature');
+    const verifiedPayload = await verifyJws(jws, await this.#keysFor(jws.alg, info.family, jws.kid));
 
-    const payload = decoded?.payload ?? decodePayload(jws);
+    const payload = decoded?.payload ?? decodePayload(verifiedPayload);
     checkTokenTimes(payload, skew, nowSeconds);
     checkAudienceAndIssuer(payload, this.#config);
     let claims: TokenClaims | JwtClaimsError;
@@ -127,14 +143,16 @@ export class TokenVerifier {
     const source = this.#config.keys;
     if (source.kind === 'key') {
       // The configured type fixes the algorithm; a header naming another one fails the signature.
-      if (alg !== source.key.alg) throw new JwtVerificationError(INVALID_SIGNATURE);
-      return [source.key];
+      if (alg !== source.key.alg) throw new JwtVerificationError('JWSInvalidSignature');
+      if (this.#key === undefined) await this.#keyImport;
+      if (this.#key === undefined) throw new JwtVerificationError('NoUsableKeys');
+      return [this.#key];
     }
     const candidates = (await this.#remote?.candidates(kid)) ?? [];
     const usable = candidates.filter((key) => key.alg === alg);
     if (usable.length > 0) return usable;
     // A key of the right type with another hash or curve: the header lies about the algorithm.
-    if (candidates.some((key) => key.family === family)) throw new JwtVerificationError(INVALID_SIGNATURE);
-    throw new JwtVerificationError(NO_USABLE_KEYS);
+    if (candidates.some((key) => key.family === family)) throw new JwtVerificationError('JWSInvalidSignature');
+    throw new JwtVerificationError('NoUsableKeys');
   }
 }

@@ -33,6 +33,11 @@ describe('parseJwtConfig', () => {
     }
   });
 
+  it('never shows an HMAC secret when the parsed config is serialized', () => {
+    const secret = 'a-secret-that-must-not-reach-any-log-line';
+    expect(JSON.stringify(parseJwtConfig({ type: 'HS256', key: secret }))).not.toContain(secret);
+  });
+
   it('returns an already parsed config unchanged', () => {
     const config = parseJwtConfig({ type: 'HS256', key: HS256_KEY });
     expect(parseJwtConfig(config)).toBe(config);

@@ -71,6 +71,15 @@ describe('signature verification', () => {
     }
   }
 
+  it('RS256: verifies with the public key as PKCS#1 PEM (BEGIN RSA PUBLIC KEY)', async () => {
+    const pkcs1 = keys.rsa.publicKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+    expect(pkcs1).toContain('BEGIN RSA PUBLIC KEY');
+    const server = await app({ type: 'RS256', key: pkcs1 });
+    expect(sessionOf(await server.query(bearer(await sign(userClaims(), keys.rsa.privateKey, { alg: 'RS256' }))))).toMatchObject({ role: 'user' });
+    const answer = await server.query(bearer(await sign(userClaims(), others.rsa.privateKey, { alg: 'RS256' })));
+    expect([answer.status, answer.body]).toEqual([401, INVALID_SIGNATURE]);
+  });
+
   describe('attacks on the algorithm', () => {
     let rs256: TestApp;
     beforeAll(async () => {
@@ -167,6 +176,30 @@ describe('signature verification', () => {
         expect(error?.extensions).toEqual({ code: 'invalid-jwt', path: '$' });
       });
     }
+
+    it('refuses, as not a compact JWS, a well-signed token whose payload segment is not base64url', async () => {
+      // Signed over the segment as written: the signature holds, decoding the payload cannot.
+      let payload = b64(userClaims());
+      while (payload.length % 4 !== 1) payload += 'A';
+      const input = `${b64({ alg: 'HS256' })}.${payload}`;
+      const mac = createHmac('sha256', secret).update(input).digest('base64url');
+      const answer = await hs.query(bearer(`${input}.${mac}`));
+      expect(answer.status).toBe(401);
+      const error = (answer.body as { errors: { message: string; extensions: { code: string } }[] }).errors[0];
+      expect(error?.message).toMatch(/^Could not verify JWT: JWSError CompactDecodeError /);
+      expect(error?.extensions.code).toBe('invalid-jwt');
+    });
+
+    it('refuses a header that is not UTF-8 as not a compact JWS', async () => {
+      const header = Buffer.concat([Buffer.from('{"alg":"HS256","x":"'), Buffer.from([0xff]), Buffer.from('"}')]).toString('base64url');
+      const input = `${header}.${b64(userClaims())}`;
+      const mac = createHmac('sha256', secret).update(input).digest('base64url');
+      const answer = await hs.query(bearer(`${input}.${mac}`));
+      expect(answer.status).toBe(401);
+      expect((answer.body as { errors: { message: string }[] }).errors[0]?.message).toBe(
+        'Could not verify JWT: JWSError CompactDecodeError header is not UTF-8',
+      );
+    });
 
     it('accepts a valid 20 KB token', async () => {
       const big = await sign(userClaims({ 'x-svc-blob': 'b'.repeat(20 * 1024) }), secretBytes(secret), { alg: 'HS256' });

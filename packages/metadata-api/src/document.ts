@@ -1,3 +1,4 @@
+import type { LockdownMetadata } from './lockdown-document.js';
 import type { RemoteRelationshipDefinition, RemoteSchemaDefinition, RemoteSchemaEntry } from './registry.js';
 
 /** A role-based schema of a remote (`add_remote_schema_permissions`). */
@@ -31,8 +32,11 @@ export interface RemoteSchemaMetadata {
   remote_relationships?: TypeRelationshipsMetadata[];
 }
 
-/** The metadata document as `export_metadata` shows it and the stores keep it. */
-export interface MetadataDocument {
+/**
+ * The metadata document as `export_metadata` shows it and the stores keep it; the lock-down parts
+ * (query collections, allow list, API limits, introspection options) follow `remote_schemas`.
+ */
+export interface MetadataDocument extends LockdownMetadata {
   version: 3;
   remote_schemas: RemoteSchemaMetadata[];
 }

@@ -38,6 +38,7 @@ import {
   remoteProblem,
   type Operation,
 } from './operation-kit.js';
+import { LOCKDOWN_OPERATIONS } from './lockdown-operations.js';
 import type { StoredMetadata } from './store.js';
 import {
   childPath,
@@ -397,4 +398,5 @@ export const OPERATIONS: Record<OperationType, Operation> = {
   get_inconsistent_metadata: getInconsistentMetadata,
   drop_inconsistent_metadata: dropInconsistentMetadata,
   bulk,
+  ...LOCKDOWN_OPERATIONS,
 };

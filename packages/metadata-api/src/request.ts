@@ -1,4 +1,5 @@
 import { MetadataApiError } from './errors.js';
+import { LOCKDOWN_OPERATION_TYPES } from './lockdown-operations.js';
 import { childPath, expectObject, rejectUnknownKeys } from './validation.js';
 
 export const OPERATION_TYPES = [
@@ -18,6 +19,7 @@ export const OPERATION_TYPES = [
   'get_inconsistent_metadata',
   'drop_inconsistent_metadata',
   'bulk',
+  ...LOCKDOWN_OPERATION_TYPES,
 ] as const;
 
 export type OperationType = (typeof OPERATION_TYPES)[number];

@@ -7,6 +7,8 @@ import { reservedVariableReason } from './environment.js';
 import { MetadataApiError, type MetadataErrorCode } from './errors.js';
 import { validateTypeRelationships } from './relationship-validation.js';
 import type { MetadataDocument, RemoteSchemaMetadata, RemoteSchemaPermissionMetadata } from './document.js';
+import { LOCKDOWN_KEYS } from './lockdown-document.js';
+import { validateLockdownMetadata } from './lockdown-validation.js';
 import type {
   FieldNamesCustomization,
   RemoteSchemaCustomization,
@@ -326,7 +328,7 @@ export function validateRemoteSchemaMetadata(value: unknown, path: string): Remo
 /** A whole metadata document (version 2 or 3; stored as 3). */
 export function validateDocument(value: unknown, path: string): MetadataDocument {
   const object = expectObject(value, path);
-  rejectUnknownKeys(object, ['version', 'remote_schemas'], path);
+  rejectUnknownKeys(object, ['version', 'remote_schemas', ...LOCKDOWN_KEYS], path);
   const version = optional(object, 'version');
   if (version !== undefined && version !== 2 && version !== 3) {
     throw invalid(childPath(path, 'version'), 'expected metadata version 2 or 3');
@@ -347,5 +349,5 @@ export function validateDocument(value: unknown, path: string): MetadataDocument
     names.add(entry.name);
     return entry;
   });
-  return { version: 3, remote_schemas: entries };
+  return { version: 3, remote_schemas: entries, ...validateLockdownMetadata(object, path) };
 }

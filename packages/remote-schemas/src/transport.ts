@@ -2,6 +2,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
+import { BoundedBody, declaredTooLarge, readBoundedText } from '@svc-graphql/bounded-body';
 
 /** Parsed remote URLs kept by one transport (far more than remotes are configured). */
 const MAX_PARSED_URLS = 1024;
@@ -49,30 +50,6 @@ export function responseTooLarge(maxBytes: number): Error {
   return new Error(`the answer is larger than ${maxBytes} bytes`);
 }
 
-async function readBounded(response: Response, maxBytes: number): Promise<string> {
-  const body = response.body;
-  if (Number(response.headers.get('content-length')) > maxBytes) {
-    void body?.cancel().catch(() => {});
-    throw responseTooLarge(maxBytes);
-  }
-  if (!body) return '';
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let received = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    received += value.byteLength;
-    if (received > maxBytes) {
-      // Cancelling the stream aborts the download: nothing past the limit is read.
-      void reader.cancel().catch(() => {});
-      throw responseTooLarge(maxBytes);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, received).toString('utf8');
-}
-
 const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
 
 /**
@@ -97,7 +74,7 @@ export function fetchTransport(fetchFn: typeof fetch, limits: Pick<TransportLimi
     async post(url, headers, body, timeoutMs) {
       try {
         const response = await fetchFn(url, { method: 'POST', headers: headerBytes(headers), body, signal: AbortSignal.timeout(timeoutMs) });
-        return { status: response.status, text: await readBounded(response, maxResponseBytes) };
+        return { status: response.status, text: await readBoundedText(response, { maxBytes: maxResponseBytes, tooLarge: responseTooLarge }) };
       } catch (error) {
         // The signal's abort (a `TimeoutError` DOMException), before or during the answer's body.
         if ((error as { name?: unknown } | null)?.name === 'TimeoutError') throw new RemoteTimeoutError(timeoutMs);
@@ -174,27 +151,23 @@ export function nodeTransport(limits: TransportLimits): DisposableTransport {
         fail(error);
       });
       request.once('response', (response: IncomingMessage) => {
-        if (Number(response.headers['content-length']) > maxResponseBytes) {
+        if (declaredTooLarge(response.headers['content-length'], maxResponseBytes)) {
           fail(responseTooLarge(maxResponseBytes));
           request.destroy();
           return;
         }
-        const chunks: Buffer[] = [];
-        let received = 0;
+        const body = new BoundedBody(maxResponseBytes);
         response.on('data', (chunk: Buffer) => {
-          received += chunk.length;
-          if (received > maxResponseBytes) {
+          if (!body.push(chunk)) {
             fail(responseTooLarge(maxResponseBytes));
             // Closes the socket: the rest of the answer is never read.
             request.destroy();
-            return;
           }
-          chunks.push(chunk);
         });
         response.on('error', fail);
         response.once('end', () => {
           clearTimeout(timer);
-          resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks, received).toString('utf8') });
+          resolve({ status: response.statusCode ?? 0, text: body.text() });
         });
       });
       request.end(payload);

@@ -72,6 +72,7 @@ async function main(): Promise<void> {
       disableCors: config.disableCors,
       wsReadCookie: config.wsReadCookie,
       disableMetrics: config.disableMetrics,
+      enableConsole: config.enableConsole,
       ...(config.metricsSecret !== undefined && { metricsSecret: config.metricsSecret }),
       ...(config.adminSecret !== undefined && { adminSecret: config.adminSecret }),
       ...(config.jwtSecret !== undefined && { jwtSecret: config.jwtSecret }),

@@ -39,6 +39,8 @@ export interface ServeConfig {
   metricsSecret?: string;
   /** No metrics kept; `/v1/metrics` answers 404. */
   disableMetrics: boolean;
+  /** Serve the web console at `/console`. */
+  enableConsole: boolean;
   /** Where each setting came from (`--flag` or `ENV_VAR`), so errors can name it. */
   sources: Partial<Record<SettingName, string>>;
 }
@@ -61,7 +63,8 @@ export type SettingName =
   | 'disableCors'
   | 'wsReadCookie'
   | 'metricsSecret'
-  | 'disableMetrics';
+  | 'disableMetrics'
+  | 'enableConsole';
 
 interface Setting {
   name: SettingName;
@@ -95,6 +98,7 @@ const SETTINGS: readonly Setting[] = [
   { name: 'wsReadCookie', flag: '--ws-read-cookie', env: 'SVC_GRAPHQL_WS_READ_COOKIE', boolean: true },
   { name: 'metricsSecret', flag: '--metrics-secret', env: 'SVC_GRAPHQL_METRICS_SECRET' },
   { name: 'disableMetrics', flag: '--disable-metrics', env: 'SVC_GRAPHQL_DISABLE_METRICS', boolean: true },
+  { name: 'enableConsole', flag: '--enable-console', env: 'SVC_GRAPHQL_ENABLE_CONSOLE', boolean: true },
 ];
 
 /** Defaults of the limits (bytes, tokens). */
@@ -152,6 +156,7 @@ Flags (each also read from its environment variable; the flag wins):
   --metrics-secret SECRET               SVC_GRAPHQL_METRICS_SECRET       (GET /v1/metrics asks for Authorization: Bearer SECRET;
                                                                          without it: the admin secret, else open)
   --disable-metrics                     SVC_GRAPHQL_DISABLE_METRICS      (true/false; no metrics kept, /v1/metrics is 404)
+  --enable-console                      SVC_GRAPHQL_ENABLE_CONSOLE       (true/false; default false: the web console at /console)
 `;
 
 /**
@@ -261,6 +266,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const disableCors = readBoolean('disableCors');
   const wsReadCookie = readBoolean('wsReadCookie');
   const disableMetrics = readBoolean('disableMetrics');
+  const enableConsole = readBoolean('enableConsole');
   const maxRequestBodySize = readPositiveInteger('maxRequestBodySize');
   const maxQueryTokens = readPositiveInteger('maxQueryTokens');
   const maxRemoteResponseSize = readPositiveInteger('maxRemoteResponseSize');
@@ -301,6 +307,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     disableCors,
     wsReadCookie,
     disableMetrics,
+    enableConsole,
     sources,
   };
   const adminSecret = read('adminSecret');

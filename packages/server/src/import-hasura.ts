@@ -13,6 +13,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Kind, parse as parseGraphql, visit, type ConstValueNode, type ValueNode } from 'graphql';
 import { parse as parseYaml, YAMLParseError, type ScalarTag } from 'yaml';
 import { convertRemoteRelationships } from './import-hasura-relationships.js';
+import { convertLockdownParts, LOCKDOWN_KEYS, type ImportedLockdownParts } from './import-hasura-lockdown.js';
 
 /** Bounds on what one import reads. Real exports are far below them. */
 export interface ImportLimits {
@@ -52,8 +53,8 @@ export interface SkippedKind {
 }
 
 export interface ImportResult {
-  /** The svc-graphql metadata document: `{version: 3, remote_schemas: […]}`. */
-  document: { version: 3; remote_schemas: Array<Record<string, unknown>> };
+  /** The svc-graphql metadata document: `{version: 3, remote_schemas: […]}`, then the lock-down parts that are set. */
+  document: { version: 3; remote_schemas: Array<Record<string, unknown>> } & ImportedLockdownParts;
   /** Names of the environment variables the document reads (`url_from_env`, `value_from_env`), sorted, each once. */
   environment: string[];
   /** What was left out, in the order of {@link SKIPPED_KINDS}, then unknown top-level keys in document order. */
@@ -89,13 +90,9 @@ export const SKIPPED_KINDS = [
   { id: 'stored_procedures', singular: 'stored procedure', plural: 'stored procedures' },
   { id: 'actions', singular: 'action', plural: 'actions' },
   { id: 'custom_types', singular: 'custom type', plural: 'custom types' },
-  { id: 'query_collections', singular: 'query collection', plural: 'query collections' },
-  { id: 'allowlist', singular: 'allow list entry', plural: 'allow list entries' },
   { id: 'cron_triggers', singular: 'cron trigger', plural: 'cron triggers' },
   { id: 'rest_endpoints', singular: 'REST endpoint', plural: 'REST endpoints' },
   { id: 'inherited_roles', singular: 'inherited role', plural: 'inherited roles' },
-  { id: 'api_limits', singular: 'API limits config', plural: 'API limits configs' },
-  { id: 'graphql_schema_introspection', singular: 'introspection config', plural: 'introspection configs' },
   { id: 'network', singular: 'network config', plural: 'network configs' },
   { id: 'metrics_config', singular: 'metrics config', plural: 'metrics configs' },
   { id: 'backend_configs', singular: 'backend config', plural: 'backend configs' },
@@ -107,22 +104,18 @@ type SkippedId = (typeof SKIPPED_KINDS)[number]['id'];
 /** Top-level keys whose whole content is left out, each counted as one kind. */
 const LISTS: readonly SkippedId[] = [
   'actions',
-  'query_collections',
-  'allowlist',
   'cron_triggers',
   'rest_endpoints',
   'inherited_roles',
 ];
 const SETTINGS: readonly SkippedId[] = [
-  'api_limits',
-  'graphql_schema_introspection',
   'network',
   'metrics_config',
   'backend_configs',
   'opentelemetry',
 ];
 /** Top-level keys read here: the rest is reported by its own name. */
-const KNOWN_KEYS = new Set<string>(['version', 'remote_schemas', 'sources', 'tables', 'functions', 'custom_types', ...LISTS, ...SETTINGS]);
+const KNOWN_KEYS = new Set<string>(['version', 'remote_schemas', 'sources', 'tables', 'functions', 'custom_types', ...LISTS, ...SETTINGS, ...LOCKDOWN_KEYS]);
 
 function listLength(value: unknown): number {
   return Array.isArray(value) ? value.length : 0;
@@ -206,8 +199,16 @@ export function convertHasuraMetadata(input: unknown, where: string): ImportResu
     if (count > 0) skipped.push({ kind: key, count });
   }
 
+  // Query collections, the allow list, API limits and introspection options are kept.
+  const lockdown = convertLockdownParts(metadata, {
+    rename: renameHasuraPrefix,
+    copyWithoutNulls,
+    fail: (reason) => {
+      throw notMetadata(where, reason);
+    },
+  });
   return {
-    document: { version: 3, remote_schemas: entries },
+    document: { version: 3, remote_schemas: entries, ...lockdown },
     environment: [...environment].sort(),
     skipped,
   };

@@ -37,6 +37,8 @@ import {
 } from './config.js';
 import { corsAnswerHeaders, createOriginPolicy, ownOrigins, useCors, type OriginPolicy } from './cors.js';
 import { graphiqlOptions, renderGraphiqlPage, useGraphiqlAssets } from './graphiql.js';
+import { ConsoleNotBuiltError, installedConsoleRoot, loadConsoleFiles, useConsole, type ConsoleFiles } from './console.js';
+import { useSessionRoute } from './session-route.js';
 import { createDirectLane, useDirectLaneHandover } from './direct-lane.js';
 import { boundedParserCaches, createLimitedParse, useOperationLimits, useRequestBodyLimit } from './limits.js';
 import { createLogger, type Logger, type ServerLogger } from './logger.js';
@@ -116,6 +118,10 @@ export interface ServerOptions {
    * to `true` unless the environment variable `SVC_GRAPHQL_DIRECT_LANE` is `off`.
    */
   directLane?: boolean;
+  /** Serve the web console at `/console` (when off, `/console` answers 404). @default false */
+  enableConsole?: boolean;
+  /** The directory of the console's build. @default the `dist/` of the installed `@svc-graphql/console` */
+  consoleRoot?: string;
 }
 
 /** A listening svc-graphql server. */
@@ -140,7 +146,7 @@ export interface SvcGraphqlServer {
 export class ServerOptionError extends Error {
   override readonly name = 'ServerOptionError';
   constructor(
-    readonly option: SettingName | 'maxOperationsPerConnection',
+    readonly option: SettingName | 'maxOperationsPerConnection' | 'consoleRoot',
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -269,6 +275,16 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       throw new ServerOptionError('databaseUrl', errorMessage(error), { cause: error });
     }
 
+    let consoleFiles: ConsoleFiles | undefined;
+    if (options.enableConsole === true) {
+      try {
+        consoleFiles = await loadConsoleFiles(options.consoleRoot ?? installedConsoleRoot());
+      } catch (error) {
+        if (!(error instanceof ConsoleNotBuiltError)) throw error;
+        throw new ServerOptionError(options.consoleRoot !== undefined ? 'consoleRoot' : 'enableConsole', error.message, { cause: error });
+      }
+    }
+
     const parserCaches = boundedParserCaches();
     const limitedParse = createLimitedParse({ maxTokens: limits.maxQueryTokens });
     const handover = useDirectLaneHandover({ onExecutionStarted: backdateExecution });
@@ -291,6 +307,8 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         useRequestTracking(),
         useCors(origins),
         useGraphiqlAssets(GRAPHQL_PATH),
+        ...(consoleFiles ? [useConsole(consoleFiles)] : []),
+        useSessionRoute({ resolve: (headers) => resolver.resolve(headers), logger }),
         useServiceRoutes({
           version: VERSION,
           health: () =>

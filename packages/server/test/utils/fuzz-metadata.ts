@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { sampleTypeDefs } from '@svc-graphql/sample-remotes';
 import { partialRecord, sometimes } from './fuzz-common.js';
+import { lockdownArgs } from './fuzz-lockdown.js';
 import { SAMPLE, USER_ROLE } from './fuzz-server.js';
 import { OPERATION_TYPES } from '../../../metadata-api/src/request.js';
 
@@ -201,6 +202,8 @@ function argsFor(type: (typeof OPERATION_TYPES)[number], urls: MetadataUrls, doc
       return partialRecord({ reload_remote_schemas: [fc.oneof(fc.boolean(), fc.array(name, { maxLength: 3 }), anyJson), 60] });
     case 'bulk':
       return fc.constant([]);
+    default:
+      return lockdownArgs(type, name, role, anyJson);
   }
 }
 
