@@ -34,7 +34,8 @@ async function main(): Promise<void> {
   }
 
   // Loaded only now, so that `--help` and flag errors answer without loading the whole server.
-  const { createServer, ServerOptionError } = await import('./server.js');
+  const { createServer } = await import('./server.js');
+  const { ServerOptionError } = await import('./errors.js');
   const { createLogger } = await import('./logger.js');
   // Start-up lines are held until the server listens: a start that fails says so in one line.
   let held: string[] | undefined = [];
@@ -59,25 +60,8 @@ async function main(): Promise<void> {
   }
   let server: SvcGraphqlServer;
   try {
-    server = await createServer({
-      logger,
-      host: config.host,
-      port: config.port,
-      databaseUrl: config.databaseUrl,
-      enableRemoteSchemaPermissions: config.enableRemoteSchemaPermissions,
-      maxRequestBodySize: config.maxRequestBodySize,
-      maxQueryTokens: config.maxQueryTokens,
-      maxRemoteResponseSize: config.maxRemoteResponseSize,
-      corsDomain: config.corsDomain,
-      disableCors: config.disableCors,
-      wsReadCookie: config.wsReadCookie,
-      disableMetrics: config.disableMetrics,
-      ...(config.metricsSecret !== undefined && { metricsSecret: config.metricsSecret }),
-      ...(config.adminSecret !== undefined && { adminSecret: config.adminSecret }),
-      ...(config.jwtSecret !== undefined && { jwtSecret: config.jwtSecret }),
-      ...(config.jwtSecrets !== undefined && { jwtSecrets: config.jwtSecrets }),
-      ...(config.unauthorizedRole !== undefined && { unauthorizedRole: config.unauthorizedRole }),
-    });
+    const { sources: _sources, ...settings } = config;
+    server = await createServer({ ...settings, logger });
   } catch (error) {
     if (error instanceof ServerOptionError) fatal(settingLabel(config, error.option), error.message);
     fatal(undefined, error instanceof Error ? error.message : String(error));

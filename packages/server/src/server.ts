@@ -17,24 +17,11 @@ import {
   type SessionResolver,
 } from '@svc-graphql/jwt-session';
 import { createRemoteSchemaRegistry, useRemoteSchemas, type RemoteSchemaRegistry } from '@svc-graphql/remote-schemas';
-import {
-  createFileMetadataStore,
-  createMetadataService,
-  createPostgresMetadataStore,
-  useMetadataApi,
-  type MetadataStore,
-} from '@svc-graphql/metadata-api';
+import { createMetadataService, useMetadataApi } from '@svc-graphql/metadata-api';
 import { createAdminErrorMasking } from './admin-errors.js';
-import {
-  DEFAULT_DATABASE_URL,
-  DEFAULT_LIMITS,
-  JWT_NEEDS_ADMIN_SECRET,
-  parseDatabaseUrl,
-  type LogFormat,
-  type LogLevel,
-  type SettingName,
-  type StoreLocation,
-} from './config.js';
+import { errorMessage, ServerOptionError } from './errors.js';
+import { resolveSettings, type ResolvedSettings, type ServerSettings } from './settings.js';
+import { openStore } from './store.js';
 import { corsAnswerHeaders, createOriginPolicy, ownOrigins, useCors, type OriginPolicy } from './cors.js';
 import { graphiqlOptions, renderGraphiqlPage, useGraphiqlAssets } from './graphiql.js';
 import { createDirectLane, useDirectLaneHandover } from './direct-lane.js';
@@ -53,62 +40,18 @@ import {
 import { useServiceRoutes } from './routes.js';
 import { VERSION } from './version.js';
 
-export interface ServerOptions {
-  /** @default '127.0.0.1' */
-  host?: string;
-  /** `0` picks any free port. @default 8080 */
-  port?: number;
-  /**
-   * Where metadata lives: `file:PATH` (the embedded store) or `postgres://…` / `postgresql://…`.
-   * @default 'file:./.svc-graphql/metadata.json'
-   */
-  databaseUrl?: string;
-  /** Secures the endpoint; without it every request is admin. */
-  adminSecret?: string;
-  /** The JWT configuration as JSON text or an object. Requires `adminSecret`. */
-  jwtSecret?: string | object;
-  /**
-   * Several JWT configurations, one per token issuer (a list or its JSON text): a token is verified
-   * by the entry whose `issuer` is its `iss`, else by the entry without `issuer`. With `jwtSecret`
-   * too, that one comes first in the list. Requires `adminSecret`.
-   */
-  jwtSecrets?: string | readonly (string | object)[];
-  /** Role of requests that bring neither a valid admin secret nor a token. */
-  unauthorizedRole?: string;
-  /** @default false */
-  enableRemoteSchemaPermissions?: boolean;
-  /** @default 'info' */
-  logLevel?: LogLevel;
-  /** `text` (`<ISO time> <level> <message>`) or `json` (one JSON object a line). @default 'text' */
-  logFormat?: LogFormat;
-  /** Replaces the stderr logger (`logLevel` is then ignored). */
+/**
+ * The options of {@link createServer}: every setting of the settings table (settings.ts, where each
+ * is documented with its default; the CLI's flags are the same settings), and what only a program
+ * can give.
+ */
+export interface ServerOptions extends ServerSettings {
+  /** Replaces the stderr logger (`logLevel` and `logFormat` are then ignored). */
   logger?: Logger;
   /** How long `close()` lets in-flight requests finish. @default 10000 */
   shutdownTimeoutMs?: number;
-  /** Largest body of a request to `/v1/graphql`, and of one WebSocket message, in bytes. @default 2097152 */
-  maxRequestBodySize?: number;
-  /** Most lexical tokens in one GraphQL document. @default 15000 */
-  maxQueryTokens?: number;
-  /** Largest answer of a remote (HTTP body or WebSocket message), in bytes. @default 67108864 */
-  maxRemoteResponseSize?: number;
-  /**
-   * Origins allowed by browsers: `*`, or comma-separated origins with `*` as a wildcard in the host
-   * (`https://*.example.com`). @default '*'
-   */
-  corsDomain?: string;
-  /** No CORS headers at all. @default false */
-  disableCors?: boolean;
-  /** Read the `Cookie` of a WebSocket upgrade even when its `Origin` is not a listed origin. @default false */
-  wsReadCookie?: boolean;
   /** Most operations running at once on one WebSocket connection. @default 100 */
   maxOperationsPerConnection?: number;
-  /**
-   * `GET /v1/metrics` then asks for `Authorization: Bearer <metricsSecret>`; without it, the admin
-   * secret header (when an admin secret is set), else it is open.
-   */
-  metricsSecret?: string;
-  /** No metrics kept, `/v1/metrics` answers 404. @default false */
-  disableMetrics?: boolean;
   /**
    * Answer operations served by remotes alone, without errors, before Yoga's request pipeline
    * (the same answers, less CPU per request). `false` sends every request through Yoga. Defaults
@@ -132,23 +75,9 @@ export interface SvcGraphqlServer {
   close(): Promise<void>;
 }
 
-/**
- * A problem with one option that keeps the server from starting. `option` is the option's name;
- * the CLI turns it into the flag or environment variable the user set.
- */
-export class ServerOptionError extends Error {
-  override readonly name = 'ServerOptionError';
-  constructor(
-    readonly option: SettingName | 'maxOperationsPerConnection',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
 const GRAPHQL_PATH = '/v1/graphql';
 const DEFAULT_MAX_OPERATIONS_PER_CONNECTION = 100;
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 /**
  * Builds the reference server (session, remote schemas and metadata API in one Yoga app over
@@ -156,58 +85,41 @@ const DEFAULT_MAX_OPERATIONS_PER_CONNECTION = 100;
  * configuration, before anything listens.
  */
 export async function createServer(options: ServerOptions = {}): Promise<SvcGraphqlServer> {
-  const logger = options.logger ?? createLogger(options.logLevel ?? 'info', undefined, options.logFormat ?? 'text');
+  const settings = resolveSettings(options, (name, code, message, cause) => new ServerOptionError(name, code, message, { cause }));
+  const logger = options.logger ?? createLogger(settings.logLevel, undefined, settings.logFormat);
   // Only counted when the http-log entries that show them are written.
   const { enabled } = logger as Partial<ServerLogger>;
   const countsRemoteCalls = typeof enabled !== 'function' || enabled.call(logger, 'info');
-  const host = options.host ?? '127.0.0.1';
-  const port = options.port ?? 8080;
-  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
-
-  if (options.jwtSecret !== undefined && options.adminSecret === undefined) {
-    throw new ServerOptionError('jwtSecret', JWT_NEEDS_ADMIN_SECRET);
-  }
-  if (options.jwtSecrets !== undefined && options.adminSecret === undefined) {
-    throw new ServerOptionError('jwtSecrets', JWT_NEEDS_ADMIN_SECRET);
-  }
-  const jwt = jwtOption(options);
+  const { host, port } = settings;
+  const shutdownTimeoutMs = nonNegativeInteger('shutdownTimeoutMs', options.shutdownTimeoutMs, DEFAULT_SHUTDOWN_TIMEOUT_MS);
+  const jwt = jwtOption(settings);
   const limits = {
-    maxRequestBodySize: positiveInteger('maxRequestBodySize', options.maxRequestBodySize, DEFAULT_LIMITS.maxRequestBodySize),
-    maxQueryTokens: positiveInteger('maxQueryTokens', options.maxQueryTokens, DEFAULT_LIMITS.maxQueryTokens),
-    maxRemoteResponseSize: positiveInteger(
-      'maxRemoteResponseSize',
-      options.maxRemoteResponseSize,
-      DEFAULT_LIMITS.maxRemoteResponseSize,
-    ),
+    maxRequestBodySize: settings.maxRequestBodySize,
+    maxQueryTokens: settings.maxQueryTokens,
+    maxRemoteResponseSize: settings.maxRemoteResponseSize,
   };
   const maxOperationsPerConnection = positiveInteger(
     'maxOperationsPerConnection',
     options.maxOperationsPerConnection,
     DEFAULT_MAX_OPERATIONS_PER_CONNECTION,
   );
-  const wsReadCookie = options.wsReadCookie ?? false;
+  const wsReadCookie = settings.wsReadCookie;
   // Known once listening (port 0 picks one).
   let selfOrigins: ReadonlySet<string> = new Set();
-  let origins: OriginPolicy;
-  try {
-    origins = createOriginPolicy({
-      corsDomain: options.corsDomain ?? '*',
-      disableCors: options.disableCors ?? false,
-      ownOrigins: () => selfOrigins,
-    });
-  } catch (error) {
-    throw new ServerOptionError('corsDomain', errorMessage(error), { cause: error });
-  }
+  const origins = createOriginPolicy({
+    corsDomain: settings.corsDomain,
+    disableCors: settings.disableCors,
+    ownOrigins: () => selfOrigins,
+  });
   const masking = createAdminErrorMasking();
-  if (options.metricsSecret === '') throw new ServerOptionError('metricsSecret', 'must not be empty');
-  const metrics = options.disableMetrics === true ? undefined : new ServerMetrics();
+  const metrics = settings.disableMetrics ? undefined : new ServerMetrics();
 
   let resolver: SessionResolver;
   try {
     resolver = createSessionResolver({
       ...(jwt !== undefined && { jwt }),
-      ...(options.adminSecret !== undefined && { adminSecret: options.adminSecret }),
-      ...(options.unauthorizedRole !== undefined && { unauthorizedRole: options.unauthorizedRole }),
+      ...(settings.adminSecret !== undefined && { adminSecret: settings.adminSecret }),
+      ...(settings.unauthorizedRole !== undefined && { unauthorizedRole: settings.unauthorizedRole }),
       ...(metrics && {
         hooks: {
           onJwtVerification: (result: string) => metrics.countJwtVerification(result),
@@ -217,7 +129,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       logger,
     });
   } catch (error) {
-    throw new ServerOptionError('jwtSecret', errorMessage(error), { cause: error });
+    throw new ServerOptionError(settings.jwtSecrets === undefined ? 'jwtSecret' : 'jwtSecrets', 'ERR_INVALID_OPTION', errorMessage(error), { cause: error });
   }
 
   const cleanups: Array<() => Promise<void> | void> = [() => resolver.dispose()];
@@ -233,12 +145,12 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
   };
 
   try {
-    const store = openStore(options.databaseUrl ?? DEFAULT_DATABASE_URL, logger);
+    const store = openStore(settings.databaseUrl, (message) => logger.warn(message));
     const registry: RemoteSchemaRegistry = createRemoteSchemaRegistry({
       logger,
       maxResponseBytes: limits.maxRemoteResponseSize,
       getSession: sessionOfContext,
-      enableRemoteSchemaPermissions: options.enableRemoteSchemaPermissions ?? false,
+      enableRemoteSchemaPermissions: settings.enableRemoteSchemaPermissions,
       ...((metrics || countsRemoteCalls) && {
         hooks: {
           onRemoteRequest: (event, context) => {
@@ -254,7 +166,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
     const service = createMetadataService({
       registry,
       store,
-      remoteSchemaPermissions: options.enableRemoteSchemaPermissions ?? false,
+      remoteSchemaPermissions: settings.enableRemoteSchemaPermissions,
       logger,
     });
     cleanups.push(() => service.close());
@@ -265,7 +177,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
     try {
       await service.init();
     } catch (error) {
-      throw new ServerOptionError('databaseUrl', errorMessage(error), { cause: error });
+      throw new ServerOptionError('databaseUrl', 'ERR_STORE_UNAVAILABLE', errorMessage(error), { cause: error });
     }
 
     const parserCaches = boundedParserCaches();
@@ -299,7 +211,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
                 ? 'OK'
                 : 'WARN: inconsistent metadata',
         }),
-        ...(metrics ? [useMetricsEndpoint(metrics, { metricsSecret: options.metricsSecret, adminSecret: options.adminSecret })] : []),
+        ...(metrics ? [useMetricsEndpoint(metrics, { metricsSecret: settings.metricsSecret, adminSecret: settings.adminSecret })] : []),
         useMetadataApi({
           service,
           registry,
@@ -671,18 +583,6 @@ function formatForSocket(error: GraphQLError): GraphQLFormattedError {
   return Object.keys(extensions).length > 0 ? { ...rest, extensions } : rest;
 }
 
-function openStore(databaseUrl: string, logger: Logger): MetadataStore {
-  let location: StoreLocation;
-  try {
-    location = parseDatabaseUrl(databaseUrl);
-  } catch (error) {
-    throw new ServerOptionError('databaseUrl', errorMessage(error), { cause: error });
-  }
-  return location.kind === 'postgres'
-    ? createPostgresMetadataStore({ connectionString: location.connectionString, onWarning: (message) => logger.warn(message) })
-    : createFileMetadataStore({ path: location.path });
-}
-
 function listen(server: HttpServer, host: string, port: number): Promise<void> {
   return new Promise((done, fail) => {
     const onError = (error: NodeJS.ErrnoException) => {
@@ -693,7 +593,11 @@ function listen(server: HttpServer, host: string, port: number): Promise<void> {
           : error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND'
             ? `cannot listen on ${host}: ${error.code}`
             : `cannot listen on ${host}:${port}: ${error.message}`;
-      fail(new ServerOptionError(error.code === 'EADDRINUSE' ? 'port' : 'host', reason, { cause: error }));
+      fail(
+        error.code === 'EADDRINUSE'
+          ? new ServerOptionError('port', 'ERR_ADDRESS_IN_USE', reason, { cause: error })
+          : new ServerOptionError('host', 'ERR_ADDRESS_UNAVAILABLE', reason, { cause: error }),
+      );
     };
     const onListening = () => {
       server.off('error', onError);
@@ -746,10 +650,18 @@ function withRequestIdOnRefusal(socket: Duplex, requestId: string, onRefusal: (s
   } as Duplex['end'];
 }
 
-function positiveInteger(option: ServerOptionError['option'], value: number | undefined, fallback: number): number {
+function positiveInteger(option: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new ServerOptionError(option, `expected a positive whole number, but got ${String(value)}`);
+    throw new ServerOptionError(option, 'ERR_INVALID_OPTION', `expected a positive whole number, but got ${String(value)}`);
+  }
+  return value;
+}
+
+function nonNegativeInteger(option: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new ServerOptionError(option, 'ERR_INVALID_OPTION', `expected a whole number of at least 0, but got ${String(value)}`);
   }
   return value;
 }
@@ -776,24 +688,20 @@ function describeError(error: unknown): string {
  * The JWT configuration of the session: `jwtSecret` alone as one configuration, or `jwtSecrets` as
  * one per issuer with `jwtSecret`, when given too, first. Errors name the setting at fault.
  */
-function jwtOption(options: ServerOptions): JwtConfig | readonly JwtConfig[] | undefined {
+function jwtOption(settings: ResolvedSettings): JwtConfig | readonly JwtConfig[] | undefined {
   let single: JwtConfig | undefined;
-  if (options.jwtSecret !== undefined) {
+  if (settings.jwtSecret !== undefined) {
     try {
-      single = parseJwtConfig(options.jwtSecret);
+      single = parseJwtConfig(settings.jwtSecret);
     } catch (error) {
-      throw new ServerOptionError('jwtSecret', errorMessage(error), { cause: error });
+      throw new ServerOptionError('jwtSecret', 'ERR_INVALID_OPTION', errorMessage(error), { cause: error });
     }
   }
-  if (options.jwtSecrets === undefined) return single;
+  if (settings.jwtSecrets === undefined) return single;
   try {
-    const list = parseJwtConfigs(options.jwtSecrets);
+    const list = parseJwtConfigs(settings.jwtSecrets);
     return single === undefined ? list : parseJwtConfigs([single, ...list]);
   } catch (error) {
-    throw new ServerOptionError('jwtSecrets', errorMessage(error), { cause: error });
+    throw new ServerOptionError('jwtSecrets', 'ERR_INVALID_OPTION', errorMessage(error), { cause: error });
   }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
