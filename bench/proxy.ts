@@ -91,7 +91,7 @@ interface Case {
 
 /** Does this server's CLI know `--disable-metrics`? (Another change adds it; until then that pair is skipped.) */
 function serverHasDisableMetrics(): boolean {
-  const help = spawnSync(process.execPath, ['--import', 'tsx', 'packages/server/src/bin.ts', 'serve', '--help'], {
+  const help = spawnSync(process.execPath, ['--import', 'tsx', 'packages/server/src/cli/bin.ts', 'serve', '--help'], {
     cwd: dirname(benchDir),
     encoding: 'utf8',
   });

@@ -18,16 +18,16 @@ import {
 } from '@svc-graphql/jwt-session';
 import { createRemoteSchemaRegistry, useRemoteSchemas, type RemoteSchemaRegistry } from '@svc-graphql/remote-schemas';
 import { createMetadataService, useMetadataApi } from '@svc-graphql/metadata-api';
-import { createAdminErrorMasking } from './admin-errors.js';
+import { createAdminErrorMasking } from './http/admin-errors.js';
 import { errorMessage, ServerOptionError } from './errors.js';
 import { resolveSettings, type ResolvedSettings, type ServerSettings } from './settings.js';
 import { openStore } from './store.js';
-import { corsAnswerHeaders, createOriginPolicy, ownOrigins, useCors, type OriginPolicy } from './cors.js';
-import { graphiqlOptions, renderGraphiqlPage, useGraphiqlAssets } from './graphiql.js';
-import { createDirectLane, useDirectLaneHandover } from './direct-lane.js';
-import { boundedParserCaches, createLimitedParse, useOperationLimits, useRequestBodyLimit } from './limits.js';
-import { createLogger, type Logger, type ServerLogger } from './logger.js';
-import { assignRequestId, clientErrorAnswer, countRemoteCall, noteOperation, trackRequests, upgradeLog, useRequestTracking } from './request-log.js';
+import { corsAnswerHeaders, createOriginPolicy, ownOrigins, useCors, type OriginPolicy } from './http/cors.js';
+import { graphiqlOptions, renderGraphiqlPage, useGraphiqlAssets } from './http/graphiql.js';
+import { createDirectLane, useDirectLaneHandover } from './http/direct-lane.js';
+import { boundedParserCaches, createLimitedParse, useOperationLimits, useRequestBodyLimit } from './http/limits.js';
+import { createLogger, type Logger, type ServerLogger } from './observability/logger.js';
+import { assignRequestId, clientErrorAnswer, countRemoteCall, noteOperation, trackRequests, upgradeLog, useRequestTracking } from './http/request-log.js';
 import {
   backdateExecution,
   countDirectAnswer,
@@ -36,8 +36,8 @@ import {
   ServerMetrics,
   useMetrics,
   useMetricsEndpoint,
-} from './metrics.js';
-import { useServiceRoutes } from './routes.js';
+} from './observability/metrics.js';
+import { useServiceRoutes } from './http/routes.js';
 import { VERSION } from './version.js';
 
 /**

@@ -1,4 +1,4 @@
-import { parseCorsDomains } from './cors.js';
+import { parseCorsDomains } from './http/cors.js';
 import { InvalidValueError } from './errors.js';
 import { DEFAULT_DATABASE_URL, parseDatabaseUrl } from './store.js';
 

@@ -11,8 +11,8 @@ import { createRemoteSchemaRegistry, type RemoteSchemaCustomization, type Remote
 import { startSampleRemote, startSchemaServer, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createSchema } from 'graphql-yoga';
 import { createServer, type SvcGraphqlServer } from '../src/server.js';
-import { answerMediaType, createDirectLane } from '../src/direct-lane.js';
-import { boundedParserCaches, createLimitedParse } from '../src/limits.js';
+import { answerMediaType, createDirectLane } from '../src/http/direct-lane.js';
+import { boundedParserCaches, createLimitedParse } from '../src/http/limits.js';
 import { customizationArb, namingOf } from '../../remote-schemas/test/utils/differential-customization.js';
 import { documentFor, operationArb, resolveOperation } from '../../remote-schemas/test/utils/differential-operations.js';
 

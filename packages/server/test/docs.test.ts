@@ -15,7 +15,7 @@ import { settingOf, SETTING_NAMES } from '../src/settings.js';
  */
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const BIN = join(ROOT, 'packages/server/src/bin.ts');
+const BIN = join(ROOT, 'packages/server/src/cli/bin.ts');
 
 function readDoc(path: string): string {
   return readFileSync(join(ROOT, path), 'utf8');

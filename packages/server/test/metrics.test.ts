@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createServer, parseCommandLine, type ServerOptions, type SvcGraphqlServer } from '../src/index.js';
-import { MAX_JWT_RESULTS, ServerMetrics } from '../src/metrics.js';
+import { MAX_JWT_RESULTS, ServerMetrics } from '../src/observability/metrics.js';
 
 const ADMIN_SECRET = 'metrics-test-admin-secret';
 const METRICS_SECRET = 'metrics-test-scrape-secret';

@@ -3,7 +3,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseCommandLine, USAGE } from '../src/config.js';
+import { parseCommandLine, USAGE } from '../src/cli/command-line.js';
 import { createServer, ServerOptionError, SETTINGS, type ServerOptions } from '../src/index.js';
 import { settingOf, SETTING_NAMES } from '../src/settings.js';
 

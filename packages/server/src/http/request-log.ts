@@ -5,8 +5,8 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ty
 import { getOperationAST, Kind, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { sessionOfRequest, type Session } from '@svc-graphql/jwt-session';
-import type { Logger, ServerLogger } from './logger.js';
-import { VERSION } from './version.js';
+import type { Logger, ServerLogger } from '../observability/logger.js';
+import { VERSION } from '../version.js';
 
 /**
  * Request ids, the `http-log` line and the server span of each HTTP request.

@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import { InvalidValueError } from './errors.js';
+import { InvalidValueError } from '../errors.js';
 
 /**
  * Which browser origins the server trusts (`--cors-domain`, `--disable-cors`): CORS headers, the

@@ -1,5 +1,5 @@
-import { InvalidValueError, type OptionErrorCode } from './errors.js';
-import { resolveSettings, SETTING_NAMES, settingOf, type ResolvedSettings, type ServerSettings, type SettingName } from './settings.js';
+import { InvalidValueError, type OptionErrorCode } from '../errors.js';
+import { resolveSettings, SETTING_NAMES, settingOf, type ResolvedSettings, type ServerSettings, type SettingName } from '../settings.js';
 
 /**
  * The command line of `svc-graphql`: its commands, and the flags and environment variables of
