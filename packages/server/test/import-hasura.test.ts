@@ -13,7 +13,7 @@ import {
   importHasuraMetadata,
   renamePresetSessionVariables,
   runImportHasuraMetadata,
-} from '../src/cli/import-hasura.js';
+} from '../src/cli/import-hasura/command.js';
 
 /**
  * `svc-graphql import-hasura-metadata PATH` as a user runs it: the real CLI on Hasura exports

@@ -23,7 +23,7 @@ async function main(): Promise<void> {
       return;
     }
     if (parsed.command === 'import-hasura-metadata') {
-      const { runImportHasuraMetadata } = await import('./import-hasura.js');
+      const { runImportHasuraMetadata } = await import('./import-hasura/command.js');
       process.exitCode = await runImportHasuraMetadata(parsed.path);
       return;
     }
