@@ -1,7 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { getOperationAST, type DocumentNode, type ExecutionResult } from 'graphql';
-import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type PrometheusContentType } from 'prom-client';
 import type { WebSocket } from 'ws';
 
 /**
@@ -9,9 +6,16 @@ import type { WebSocket } from 'ws';
  *
  * The hot path never touches prom-client: a request adds to plain numbers and typed arrays kept
  * here, per label value bound once (no label hashing, no object per request), and prom-client reads
- * them when it is scraped (counters and gauges through their `collect()`, histograms through `get()`).
- * prom-client's own Node process metrics (`process_cpu_seconds_total`, `nodejs_heap_size_used_bytes`,
- * …) are collected once per process and shown by every server of it.
+ * them when it is scraped, through its documented API, one registry per concern:
+ *
+ * - Node process metrics (`process_cpu_seconds_total`, `nodejs_heap_size_used_bytes`, …):
+ *   prom-client's `collectDefaultMetrics`, collected once per process and shown by every server of it;
+ * - counters and gauges: prom-client metrics whose `collect()` sets them from the plain numbers;
+ * - histograms: their bucket counts, sums and counts, in the form `getMetricsAsJSON()` gives,
+ *   turned into a registry by `AggregatorRegistry.aggregate` (prom-client's way to show metrics
+ *   counted elsewhere; a histogram has no setter, and `observe()` per request hashes its labels).
+ *
+ * `Registry.merge` puts the three together for a scrape ({@link ServerMetrics.snapshot}).
  *
  * Label values are bounded: operation types and outcomes are fixed sets, `remote_schema` is the
  * name of a configured remote schema, and `result` a verification error's name (at most
@@ -21,10 +25,11 @@ import type { WebSocket } from 'ws';
 export type OperationType = 'query' | 'mutation' | 'subscription' | 'unknown';
 
 const OPERATION_TYPES: readonly OperationType[] = ['query', 'mutation', 'subscription', 'unknown'];
-const QUERY = 0;
-const MUTATION = 1;
-const SUBSCRIPTION = 2;
-const UNKNOWN = 3;
+/** Indexes of {@link OPERATION_TYPES}. */
+export const QUERY = 0;
+export const MUTATION = 1;
+export const SUBSCRIPTION = 2;
+export const UNKNOWN = 3;
 
 /** Seconds; a remote's `timeout_seconds` defaults to 60. */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -66,21 +71,24 @@ class HistogramSeries {
   }
 }
 
-type HistogramData = Awaited<ReturnType<Histogram['get']>>;
-
-/**
- * A prom-client histogram whose counts live in {@link HistogramSeries} (bound once per label
- * value): prom-client's own `observe()` hashes its labels on every call.
- */
-class BoundHistogram extends Histogram<string> {
+/** One histogram: a {@link HistogramSeries} per value of its one label. */
+class HistogramCounts {
   readonly #series = new Map<string, HistogramSeries>();
-  readonly #bounds: readonly number[];
-  readonly #labelName: string;
 
-  constructor(registry: Registry, name: string, help: string, labelName: string) {
-    super({ name, help, labelNames: [labelName], buckets: DURATION_BUCKETS, registers: [registry] });
-    this.#bounds = DURATION_BUCKETS;
-    this.#labelName = labelName;
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly labelName: string,
+  ) {}
+
+  /** The series of `value`, made once. */
+  series(value: string): HistogramSeries {
+    let series = this.#series.get(value);
+    if (series === undefined) {
+      series = new HistogramSeries({ [this.labelName]: value }, DURATION_BUCKETS);
+      this.#series.set(value, series);
+    }
+    return series;
   }
 
   /** Drops the series of `value` (a new one starts from zero). */
@@ -88,31 +96,13 @@ class BoundHistogram extends Histogram<string> {
     this.#series.delete(value);
   }
 
-  series(value: string): HistogramSeries {
-    let series = this.#series.get(value);
-    if (series === undefined) {
-      series = new HistogramSeries({ [this.#labelName]: value }, this.#bounds);
-      this.#series.set(value, series);
-    }
-    return series;
-  }
-
-  override async get(): Promise<HistogramData> {
-    const { name, help } = this as unknown as { name: string; help: string };
-    // prom-client's typings give `type` as a numeric enum; at run time it is the text of the format.
-    return { name, help, type: 'histogram' as unknown as HistogramData['type'], aggregator: 'sum', values: this.#values(name) } as HistogramData;
-  }
-
-  /** What prom-client's registry formats (it prefers this to `get()` when present). */
-  async getForPromString(): Promise<HistogramData> {
-    return this.get();
-  }
-
-  #values(name: string): HistogramData['values'] {
-    const values: HistogramData['values'] = [];
+  /** The histogram as `Registry.getMetricsAsJSON()` shows one: cumulative buckets, `+Inf`, sum and count. */
+  toJSON(): { name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: MetricValue[] } {
+    const { name } = this;
+    const values: MetricValue[] = [];
     for (const series of this.#series.values()) {
       let cumulative = 0;
-      this.#bounds.forEach((bound, i) => {
+      DURATION_BUCKETS.forEach((bound, i) => {
         cumulative += series.counts[i] as number;
         values.push({ metricName: `${name}_bucket`, labels: { ...series.labels, le: bound }, value: cumulative });
       });
@@ -122,8 +112,14 @@ class BoundHistogram extends Histogram<string> {
         { metricName: `${name}_count`, labels: { ...series.labels }, value: series.count },
       );
     }
-    return values;
+    return { name, help: this.help, type: 'histogram', aggregator: 'sum', values };
   }
+}
+
+interface MetricValue {
+  metricName: string;
+  labels: Record<string, string | number>;
+  value: number;
 }
 
 /** A remote schema's counts. */
@@ -146,11 +142,13 @@ function processMetrics(): Registry {
 
 /** The server's metrics: what the hot path adds to, and the registry `/v1/metrics` serves. */
 export class ServerMetrics {
-  readonly registry = new Registry();
+  /** Counters and gauges. */
+  readonly #registry = new Registry();
   /** `svc_graphql_requests_total`, index `type * 2 + failed`. */
   readonly #requests = new Float64Array(OPERATION_TYPES.length * 2);
   readonly #execution: HistogramSeries[];
-  readonly #remoteDuration: BoundHistogram;
+  readonly #executionTime: HistogramCounts;
+  readonly #remoteDuration: HistogramCounts;
   readonly #remotes = new Map<string, RemoteSeries>();
   readonly #jwtResults = new Map<string, number>();
   /** ok, error */
@@ -163,8 +161,7 @@ export class ServerMetrics {
   #metadata: MetadataGauges | undefined;
 
   constructor() {
-    const registry = this.registry;
-    for (const metric of processMetrics().getMetricsAsArray()) registry.registerMetric(metric as unknown as Parameters<Registry['registerMetric']>[0]);
+    const registry = this.#registry;
 
     const requests = this.#requests;
     new Counter({
@@ -180,13 +177,12 @@ export class ServerMetrics {
         });
       },
     });
-    const execution = new BoundHistogram(
-      registry,
+    this.#executionTime = new HistogramCounts(
       'svc_graphql_execution_time_seconds',
       'Time executing GraphQL queries and mutations (remote calls included; not parsing, validation or subscriptions).',
       'operation_type',
     );
-    this.#execution = [execution.series('query'), execution.series('mutation')];
+    this.#execution = [this.#executionTime.series('query'), this.#executionTime.series('mutation')];
 
     const remotes = this.#remotes;
     new Counter({
@@ -201,8 +197,7 @@ export class ServerMetrics {
         }
       },
     });
-    this.#remoteDuration = new BoundHistogram(
-      registry,
+    this.#remoteDuration = new HistogramCounts(
       'svc_graphql_remote_request_duration_seconds',
       'Duration of HTTP calls to remote schemas, by remote schema.',
       'remote_schema',
@@ -273,6 +268,16 @@ export class ServerMetrics {
         this.set(self.#metadata?.resourceVersion() ?? 0);
       },
     });
+  }
+
+  /**
+   * Everything as it is now, in one registry (the Prometheus text format: `snapshot().metrics()`):
+   * the process metrics, the counters and gauges (prom-client calls their `collect()`), and the
+   * histograms.
+   */
+  snapshot(): Registry {
+    const histograms = AggregatorRegistry.aggregate<PrometheusContentType>([[this.#executionTime.toJSON(), this.#remoteDuration.toJSON()]]);
+    return Registry.merge([processMetrics(), this.#registry, histograms]);
   }
 
   /** Where the metadata gauges come from (known once the metadata service exists). */
@@ -348,220 +353,4 @@ export class ServerMetrics {
   subscriptionEnded(): void {
     this.#subscriptions--;
   }
-}
-
-/** The operation type of `document` (with `operationName`), as an index into the request counts. */
-function operationTypeIndex(document: DocumentNode, operationName: unknown): number {
-  const operation = getOperationAST(document, typeof operationName === 'string' ? operationName : undefined);
-  if (operation === null || operation === undefined) return UNKNOWN;
-  return operation.operation === 'query' ? QUERY : operation.operation === 'mutation' ? MUTATION : SUBSCRIPTION;
-}
-
-function failed(result: unknown): boolean {
-  const errors = (result as ExecutionResult | null | undefined)?.errors;
-  return errors !== undefined && errors.length > 0;
-}
-
-/** Per-request state kept on the GraphQL context (HTTP: the server context, which Yoga extends). */
-const TYPE = Symbol('svc-graphql.metrics.type');
-const STARTED = Symbol('svc-graphql.metrics.started');
-/** On the server context of a request to the GraphQL endpoint: `true` until it is counted. */
-const UNCOUNTED = Symbol('svc-graphql.metrics.uncounted');
-
-interface MetricsContext {
-  [TYPE]?: number;
-  [STARTED]?: number;
-  [UNCOUNTED]?: boolean;
-  params?: { operationName?: unknown };
-}
-
-/** The operation type the metrics plugin found for the operation whose context is `context`. */
-function operationTypeOfContext(context: unknown): number {
-  return (context as MetricsContext | null | undefined)?.[TYPE] ?? UNKNOWN;
-}
-
-/**
- * Counts a graphql-ws operation once its result is known (a stream, a subscription that started,
- * counts as a success), its type as the metrics plugin found it when parsing. `pending` is
- * returned as it is without metrics.
- */
-export function countWebSocketResult<T>(metrics: ServerMetrics | undefined, args: { contextValue?: unknown }, pending: Promise<T>): Promise<T> {
-  if (metrics === undefined) return pending;
-  return pending.then((result) => {
-    metrics.countRequest(operationTypeOfContext(args.contextValue), !isAsyncIterable(result) && failed(result));
-    return result;
-  });
-}
-
-/**
- * Counts a graphql-ws operation refused before execution, as `failed`: of unknown type without a
- * document (too many operations, a syntax error), else of the document's type (validation errors).
- */
-export function countWebSocketRefusal(metrics: ServerMetrics | undefined, document: DocumentNode | undefined, operationName: unknown): void {
-  metrics?.countRequest(document === undefined ? UNKNOWN : operationTypeIndex(document, operationName), true);
-}
-
-/** An HTTP request answered before Yoga (the server's direct lane) without errors, and its execution time. */
-export function countDirectAnswer(metrics: ServerMetrics, type: 'query' | 'mutation', seconds: number): void {
-  const index = type === 'mutation' ? MUTATION : QUERY;
-  metrics.countRequest(index, false);
-  metrics.observeExecution(index, seconds);
-}
-
-/**
- * The execution of the operation of `context` started at `started` (`performance.now()`): for an
- * operation the direct lane ran before handing the request to Yoga.
- */
-export function backdateExecution(context: unknown, started: number): void {
-  const ctx = context as MetricsContext | null | undefined;
-  if (ctx && ctx[STARTED] !== undefined) ctx[STARTED] = started;
-}
-
-/**
- * Counts GraphQL requests and operations, and times their execution, for HTTP and (through the
- * same Envelop hooks) graphql-ws. Must come first among the plugins: a request another plugin
- * answers in `onRequest` (a 401, a 413) is then still counted.
- *
- * Over HTTP, each request to `graphqlPath` that gets an answer is counted once: from its result
- * when it got one (`failed` when it has errors; a stream counts as a success when it starts), else
- * as `unknown` and `failed` when it was refused with a 4xx/5xx before any GraphQL work (bad JSON,
- * authentication, body too large). `OPTIONS` and the GraphiQL page are not GraphQL requests.
- * Over graphql-ws the server counts each operation itself ({@link countWebSocketResult}).
- */
-export function useMetrics(metrics: ServerMetrics, graphqlPath: string): Plugin {
-  const graphqlPathSlash = `${graphqlPath}/`;
-  // Shared callbacks: nothing is allocated per request for them.
-  const parseDone = ({ context, result }: { context: unknown; result: unknown }) => {
-    if (result instanceof Error || result === null || typeof result !== 'object') return;
-    const ctx = context as MetricsContext;
-    ctx[TYPE] = operationTypeIndex(result as DocumentNode, ctx.params?.operationName);
-  };
-  const executeDone = {
-    onExecuteDone({ args }: { args: { contextValue?: unknown } }) {
-      const ctx = args.contextValue as MetricsContext | undefined;
-      const started = ctx?.[STARTED];
-      if (started === undefined) return;
-      metrics.observeExecution(ctx?.[TYPE] === MUTATION ? MUTATION : QUERY, (performance.now() - started) / 1000);
-    },
-  };
-  const subscriptionEnd = { onEnd: () => metrics.subscriptionEnded() };
-  const subscribeDone = {
-    onSubscribeResult({ result }: { result: unknown }) {
-      if (!isAsyncIterable(result)) return undefined;
-      metrics.subscriptionStarted();
-      return subscriptionEnd;
-    },
-  };
-  return {
-    onRequest({ request, url, serverContext }) {
-      if (request.method === 'OPTIONS') return;
-      const path = url.pathname;
-      if (path === graphqlPath || path === graphqlPathSlash) (serverContext as MetricsContext)[UNCOUNTED] = true;
-    },
-    onParse() {
-      return parseDone;
-    },
-    onExecute({ context }) {
-      (context as MetricsContext)[STARTED] = performance.now();
-      return executeDone;
-    },
-    onSubscribe() {
-      return subscribeDone;
-    },
-    onResultProcess({ result, serverContext }) {
-      const ctx = serverContext as MetricsContext;
-      if (ctx[UNCOUNTED] !== true) return;
-      ctx[UNCOUNTED] = false;
-      if (Array.isArray(result)) {
-        // A batch (not enabled on this server): each operation on its own, of unknown type.
-        for (const one of result) metrics.countRequest(UNKNOWN, failed(one));
-        return;
-      }
-      metrics.countRequest(ctx[TYPE] ?? UNKNOWN, !isAsyncIterable(result) && failed(result));
-    },
-    onResponse({ response, serverContext }) {
-      const ctx = serverContext as MetricsContext;
-      if (ctx[UNCOUNTED] !== true) return;
-      ctx[UNCOUNTED] = false;
-      if (response.status >= 400) metrics.countRequest(UNKNOWN, true);
-    },
-  };
-}
-
-/** Who may read `/v1/metrics`. */
-export interface MetricsAccess {
-  /** Then only `Authorization: Bearer <metricsSecret>`. */
-  metricsSecret?: string | undefined;
-  /** Else, when set, the admin secret header. Else anyone. */
-  adminSecret?: string | undefined;
-  /** @default 'x-svc-admin-secret' */
-  adminSecretHeader?: string;
-}
-
-function digest(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
-}
-
-/** Constant-time comparison (the digests have one length whatever the inputs). */
-function sameSecret(given: string, expected: Buffer): boolean {
-  return timingSafeEqual(digest(given), expected);
-}
-
-const BEARER = /^Bearer +(\S+) *$/i;
-
-/**
- * `GET /v1/metrics` (and `HEAD`): the Prometheus text format of `metrics.registry`.
- *
- * Access: with a metrics secret, only `Authorization: Bearer <secret>`; otherwise, with an admin
- * secret, only the admin secret header; otherwise open. Anything else is answered 401 with
- * `{"error": M, "path": "$", "code": "access-denied"}` (and `WWW-Authenticate: Bearer` when a
- * metrics secret is asked for). Secrets are compared in constant time.
- */
-export function useMetricsEndpoint(metrics: ServerMetrics, access: MetricsAccess, path = '/v1/metrics'): Plugin {
-  const metricsSecret = access.metricsSecret === undefined ? undefined : digest(access.metricsSecret);
-  const adminSecret = access.adminSecret === undefined ? undefined : digest(access.adminSecret);
-  const adminHeader = (access.adminSecretHeader ?? 'x-svc-admin-secret').toLowerCase();
-  const refusal = (fetchAPI: { Response: typeof Response }, message: string, headers: Record<string, string> = {}) =>
-    new fetchAPI.Response(JSON.stringify({ error: message, path: '$', code: 'access-denied' }), {
-      status: 401,
-      headers: { 'content-type': 'application/json', ...headers },
-    });
-  const denied = (request: Request, fetchAPI: { Response: typeof Response }): Response | undefined => {
-    if (metricsSecret !== undefined) {
-      const challenge = { 'www-authenticate': 'Bearer realm="metrics"' };
-      const authorization = request.headers.get('authorization');
-      if (authorization === null) return refusal(fetchAPI, 'Authorization: Bearer <metrics secret> required, but not found', challenge);
-      const token = BEARER.exec(authorization)?.[1];
-      if (token === undefined || !sameSecret(token, metricsSecret)) return refusal(fetchAPI, 'invalid metrics secret', challenge);
-      return undefined;
-    }
-    if (adminSecret !== undefined) {
-      const given = request.headers.get(adminHeader);
-      if (given === null) return refusal(fetchAPI, `${adminHeader} required, but not found`);
-      if (!sameSecret(given, adminSecret)) return refusal(fetchAPI, `invalid ${adminHeader}`);
-    }
-    return undefined;
-  };
-  return {
-    onRequest({ request, url, fetchAPI, endResponse }) {
-      if (url.pathname !== path) return;
-      if (request.method !== 'GET' && request.method !== 'HEAD') {
-        endResponse(new fetchAPI.Response(null, { status: 405, headers: { allow: 'GET, HEAD' } }));
-        return;
-      }
-      const refused = denied(request, fetchAPI);
-      if (refused) {
-        endResponse(refused);
-        return;
-      }
-      return metrics.registry.metrics().then((text) => {
-        endResponse(
-          new fetchAPI.Response(request.method === 'HEAD' ? null : text, {
-            status: 200,
-            headers: { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' },
-          }),
-        );
-      });
-    },
-  };
 }

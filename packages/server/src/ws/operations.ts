@@ -3,7 +3,8 @@ import type { ConnectionInitMessage, Context, OperationResult, ServerOptions, Su
 import { isAsyncIterable, mapAsyncIterator, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphqlWsSession } from '@svc-graphql/jwt-session';
 import type { Logger } from '../observability/logger.js';
-import { countWebSocketRefusal, countWebSocketResult, type ServerMetrics } from '../observability/metrics.js';
+import type { ServerMetrics } from '../observability/metrics.js';
+import { countWebSocketRefusal, countWebSocketResult } from '../observability/metrics-plugin.js';
 import type { SocketExtra } from './graphql-ws.js';
 
 /**
