@@ -1,10 +1,12 @@
 import { createMetadataService, type MetadataService } from '@svc-graphql/metadata-api';
-import { createRemoteSchemaRegistry, type ForwardedSession, type RemoteSchemaRegistry, type RemoteSchemaHooks } from '@svc-graphql/remote-schemas';
+import { createRemoteSchemaRegistry, type RemoteSchemaRegistry, type RemoteSchemaHooks } from '@svc-graphql/remote-schemas';
 import type { MetadataStore } from '@svc-graphql/metadata-api';
 import { errorMessage, ServerOptionError } from './errors.js';
 import type { Cleanups } from './lifecycle.js';
 import type { Logger } from './observability/logger.js';
 import type { ServerMetrics } from './observability/metrics.js';
+import type { RequestRecords } from './request-record.js';
+import { sessionOfRecord } from './session.js';
 import type { ResolvedSettings } from './settings.js';
 import { openStore } from './store.js';
 
@@ -17,8 +19,8 @@ export interface Metadata {
 export interface MetadataOptions {
   logger: Logger;
   metrics: ServerMetrics | undefined;
-  /** The session of a GraphQL context (the registry picks the role's schema and presets by it). */
-  getSession: (context: unknown) => ForwardedSession | undefined;
+  /** Where the registry reads a request's session, id and headers (from the GraphQL context it is given). */
+  records: RequestRecords;
   /** A call to a remote for the request of `context` (its http-log entry counts them); absent: not counted. */
   onRemoteCall: ((context: unknown) => void) | undefined;
   cleanups: Cleanups;
@@ -30,7 +32,7 @@ export interface MetadataOptions {
  * `databaseUrl`). Both are released by `cleanups`.
  */
 export async function openMetadata(settings: ResolvedSettings, options: MetadataOptions): Promise<Metadata> {
-  const { logger, metrics, onRemoteCall, cleanups } = options;
+  const { logger, metrics, records, onRemoteCall, cleanups } = options;
   const store = openStore(settings.databaseUrl, (message) => logger.warn(message));
   const hooks: RemoteSchemaHooks = {};
   if (metrics !== undefined || onRemoteCall !== undefined) {
@@ -43,7 +45,11 @@ export async function openMetadata(settings: ResolvedSettings, options: Metadata
   const registry = createRemoteSchemaRegistry({
     logger,
     maxResponseBytes: settings.maxRemoteResponseSize,
-    getSession: options.getSession,
+    // The role's schema and presets, the x-request-id sent on and the forwarded headers all come
+    // from the request's record, whatever the context (Yoga's, graphql-ws's, the direct lane's).
+    getSession: sessionOfRecord(records),
+    getRequestId: (context) => records.of(context)?.id,
+    getClientHeaders: (context) => records.of(context)?.headers,
     enableRemoteSchemaPermissions: settings.enableRemoteSchemaPermissions,
     hooks,
   });

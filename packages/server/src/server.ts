@@ -1,23 +1,24 @@
 import { createServer as createHttpServer } from 'node:http';
 import { makeServer } from 'graphql-ws';
 import { createYoga } from 'graphql-yoga';
-import { createGraphqlWsSession, sessionOfRequest, useJwtSession, type Session } from '@svc-graphql/jwt-session';
+import { createGraphqlWsSession, useJwtSession } from '@svc-graphql/jwt-session';
 import { useMetadataApi } from '@svc-graphql/metadata-api';
 import { useRemoteSchemas } from '@svc-graphql/remote-schemas';
 import { ServerOptionError } from './errors.js';
 import { createAdminErrorMasking } from './http/admin-errors.js';
 import { corsAnswerHeaders, createOriginPolicy, ownOrigins, useCors } from './http/cors.js';
-import { createDirectLane, useDirectLaneHandover } from './http/direct-lane.js';
+import { createDirectLane, handedOverSession, useDirectLaneHandover } from './http/direct-lane.js';
 import { graphiqlOptions, renderGraphiqlPage, useGraphiqlAssets } from './http/graphiql.js';
 import { boundedParserCaches, createLimitedParse, useOperationLimits, useRequestBodyLimit } from './http/limits.js';
-import { assignRequestId, clientErrorAnswer, countRemoteCall, noteOperation, trackRequests, upgradeLog, useRequestTracking } from './http/request-log.js';
+import { clientErrorAnswer, noteOperation, remoteCallCounter, trackRequests, upgradeLog, useRequestTracking } from './http/request-log.js';
 import { useServiceRoutes } from './http/routes.js';
 import { Cleanups, listen, shutDown } from './lifecycle.js';
 import { healthOf, openMetadata } from './metadata.js';
 import { createLogger, type Logger, type ServerLogger } from './observability/logger.js';
 import { ServerMetrics } from './observability/metrics.js';
 import { backdateExecution, countDirectAnswer, useMetrics, useMetricsEndpoint } from './observability/metrics-plugin.js';
-import { createServerSessionResolver } from './session.js';
+import { RequestRecords } from './request-record.js';
+import { createServerSessionResolver, useSessionRecord } from './session.js';
 import { resolveSettings, type ServerSettings } from './settings.js';
 import { VERSION } from './version.js';
 import { serveGraphqlWs } from './ws/graphql-ws.js';
@@ -84,26 +85,29 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
   const resolver = createServerSessionResolver(settings, logger, metrics);
   const cleanups = new Cleanups(logger);
   cleanups.add(() => resolver.dispose());
+  // One record per request, for every part of the server (request log, metrics, session, lane).
+  const records = new RequestRecords();
 
   try {
     const { store, registry, service } = await openMetadata(settings, {
       logger,
       metrics,
-      getSession: sessionOfContext,
-      onRemoteCall: countsRemoteCalls ? countRemoteCall : undefined,
+      records,
+      onRemoteCall: countsRemoteCalls ? remoteCallCounter(records) : undefined,
       cleanups,
     });
     const parserCaches = boundedParserCaches();
     const limitedParse = createLimitedParse({ maxTokens: settings.maxQueryTokens });
     const masking = createAdminErrorMasking();
-    const handover = useDirectLaneHandover({ onExecutionStarted: backdateExecution });
+    // Takes the session the direct lane resolved for a request it handed over, else resolves it.
+    const jwt = useJwtSession({ resolver, resolvedSession: handedOverSession(records) });
 
     // The plugins in the order their hooks run; a plugin's place is part of what it does.
     const plugins = [
       // 1. Metrics first: a request that a later plugin answers in onRequest (401, 413) still counts.
-      ...(metrics ? [useMetrics(metrics, GRAPHQL_PATH)] : []),
+      ...(metrics ? [useMetrics(metrics, GRAPHQL_PATH, records)] : []),
       // 2. `context.requestId`, and the operation and role of the http-log entry, for every request below.
-      useRequestTracking(),
+      useRequestTracking(records),
       // 3. CORS before any route: preflights are answered here, and every answer below gets its headers.
       useCors(origins),
       // 4. Routes answered before any authentication: GraphiQL's files, /healthz, /v1/version, /v1/metrics.
@@ -122,10 +126,10 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         // only the server's own pages and listed origins (`*` lists none) may send an Origin.
         isAllowedOrigin: (origin: string) => origins.isOwn(origin) || origins.isListed(origin),
       }),
-      // 6. The session, before the body is read: a refused request costs no parsing. A request the
-      //    direct lane handed over keeps the session (or refusal) the lane resolved.
-      handover.session,
-      useJwtSession({ resolver }),
+      // 6. The session, before the body is read: a refused request costs no parsing. Then onto the
+      //    request's record, where the registry (step 9) and the http-log entry find it.
+      jwt,
+      useSessionRecord(records, jwt),
       // 7. Then the body, bounded, and the document, bounded (tokens, depth) as it is parsed.
       useRequestBodyLimit(settings.maxRequestBodySize),
       useOperationLimits({ parse: limitedParse }),
@@ -134,7 +138,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       // 9. The role's schema (chosen in onEnveloped, from the session above) and the remotes' execution.
       useRemoteSchemas(registry),
       // 10. After it: an operation the direct lane already ran gets the remotes' answer it has.
-      handover.execution,
+      useDirectLaneHandover(records, { onExecutionStarted: backdateExecution }),
     ];
     const yoga = createYoga({
       graphqlEndpoint: GRAPHQL_PATH,
@@ -153,6 +157,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
 
     const handler = directLane
       ? createDirectLane(yoga, {
+          records,
           graphqlPath: GRAPHQL_PATH,
           maxBodyBytes: settings.maxRequestBodySize,
           resolver,
@@ -163,25 +168,25 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
           corsHeaders: (origin) => corsAnswerHeaders(origins, origin),
           onOperation: noteOperation,
           ...(metrics && { onAnswered: (type: 'query' | 'mutation', seconds: number) => countDirectAnswer(metrics, type, seconds) }),
-          requestId: assignRequestId,
           onUnexpectedError: (error) => logger.error('the direct lane failed to answer a request:', error),
         })
       : yoga;
     // Every answer carries `x-request-id`; one http-log entry per request; the SERVER span of a
     // GraphQL request is active while it runs.
-    const httpServer = createHttpServer(trackRequests(handler, { logger, graphqlPath: GRAPHQL_PATH, metadataPath: METADATA_PATH }));
+    const httpServer = createHttpServer(trackRequests(handler, { records, logger, graphqlPath: GRAPHQL_PATH, metadataPath: METADATA_PATH }));
     // What Node's parser refuses is answered with `x-request-id` and logged too.
-    httpServer.on('clientError', clientErrorAnswer(logger));
+    httpServer.on('clientError', clientErrorAnswer(logger, records));
     const webSockets = acceptUpgrades(httpServer, {
       path: GRAPHQL_PATH,
       maxPayload: settings.maxRequestBodySize,
       origins,
       readCookieAlways: settings.wsReadCookie,
-      requestId: assignRequestId,
-      onAnswered: upgradeLog(logger),
+      requestId: (request) => records.open(request).id,
+      onAnswered: upgradeLog(logger, records),
     });
     const graphqlWs = makeServer(
       graphqlWsHooks({
+        records,
         getEnveloped: yoga.getEnveloped,
         session: createGraphqlWsSession(resolver),
         graphqlPath: GRAPHQL_PATH,
@@ -211,19 +216,6 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
     await cleanups.run();
     throw error;
   }
-}
-
-/**
- * The session of a GraphQL context: graphql-ws contexts and built contexts carry it; an HTTP
- * request's is known from `onRequest` on, before its context is built (a role's schema is chosen
- * before validation).
- */
-function sessionOfContext(context: unknown): { role: string; variables: Record<string, string>; isAdmin: boolean } | undefined {
-  const holder = context as { session?: Session; request?: unknown } | null | undefined;
-  // Yoga's Request may be whatwg-node's own class, not the global one.
-  const request = holder?.request;
-  const session = holder?.session ?? (typeof request === 'object' && request !== null ? sessionOfRequest(request as Request) : undefined);
-  return session && { role: session.role, variables: session.variables, isAdmin: session.isAdmin };
 }
 
 /** An option that is a whole number of at least `least`, or its default. */

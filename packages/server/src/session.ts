@@ -1,7 +1,10 @@
-import { createSessionResolver, parseJwtConfig, parseJwtConfigs, type JwtConfig, type SessionResolver } from '@svc-graphql/jwt-session';
+import type { Plugin } from 'graphql-yoga';
+import { createSessionResolver, parseJwtConfig, parseJwtConfigs, type JwtConfig, type JwtSessionPlugin, type SessionResolver } from '@svc-graphql/jwt-session';
+import type { ForwardedSession } from '@svc-graphql/remote-schemas';
 import { errorMessage, ServerOptionError } from './errors.js';
 import type { Logger } from './observability/logger.js';
 import type { ServerMetrics } from './observability/metrics.js';
+import type { RequestRecords } from './request-record.js';
 import type { ResolvedSettings } from './settings.js';
 
 /**
@@ -50,4 +53,26 @@ function jwtOption(settings: ResolvedSettings): JwtConfig | readonly JwtConfig[]
   } catch (error) {
     throw new ServerOptionError('jwtSecrets', 'ERR_INVALID_OPTION', errorMessage(error), { cause: error });
   }
+}
+
+/**
+ * Puts on each HTTP request's record the session `jwt` resolved for it (listed right after `jwt`):
+ * from there the registry picks the role's schema before the context is built, and the http-log
+ * entry shows the role.
+ */
+export function useSessionRecord(records: RequestRecords, jwt: JwtSessionPlugin): Plugin {
+  return {
+    onRequest({ request, serverContext }) {
+      const record = records.of(serverContext);
+      if (record !== undefined && record.session === undefined) record.session = jwt.sessionOf(request);
+    },
+  };
+}
+
+/** The session of a GraphQL context, as remote-schemas forwards it: from the request's record. */
+export function sessionOfRecord(records: RequestRecords): (context: unknown) => ForwardedSession | undefined {
+  return (context) => {
+    const session = records.of(context)?.session;
+    return session && { role: session.role, variables: session.variables, isAdmin: session.isAdmin };
+  };
 }

@@ -13,6 +13,7 @@ import { createSchema } from 'graphql-yoga';
 import { createServer, type SvcGraphqlServer } from '../src/server.js';
 import { answerMediaType, createDirectLane } from '../src/http/direct-lane.js';
 import { boundedParserCaches, createLimitedParse } from '../src/http/limits.js';
+import { RequestRecords } from '../src/request-record.js';
 import { customizationArb, namingOf } from '../../remote-schemas/test/utils/differential-customization.js';
 import { documentFor, operationArb, resolveOperation } from '../../remote-schemas/test/utils/differential-operations.js';
 
@@ -228,7 +229,7 @@ describe('direct lane: which requests it takes', () => {
       errorCache: caches.errorCache,
       parse: createLimitedParse({ maxTokens: 100 }),
       corsHeaders: () => undefined,
-      requestId: () => 'id',
+      records: new RequestRecords(),
     });
     server = createHttpServer(handler);
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { getOperationAST, type DocumentNode, type ExecutionResult } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import type { RequestRecord, RequestRecords } from '../request-record.js';
 import { MUTATION, QUERY, SUBSCRIPTION, UNKNOWN, type ServerMetrics } from './metrics.js';
 
 /**
@@ -20,33 +21,15 @@ function failed(result: unknown): boolean {
   return errors !== undefined && errors.length > 0;
 }
 
-/** Per-request state kept on the GraphQL context (HTTP: the server context, which Yoga extends). */
-const TYPE = Symbol('svc-graphql.metrics.type');
-const STARTED = Symbol('svc-graphql.metrics.started');
-/** On the server context of a request to the GraphQL endpoint: `true` until it is counted. */
-const UNCOUNTED = Symbol('svc-graphql.metrics.uncounted');
-
-interface MetricsContext {
-  [TYPE]?: number;
-  [STARTED]?: number;
-  [UNCOUNTED]?: boolean;
-  params?: { operationName?: unknown };
-}
-
-/** The operation type the metrics plugin found for the operation whose context is `context`. */
-function operationTypeOfContext(context: unknown): number {
-  return (context as MetricsContext | null | undefined)?.[TYPE] ?? UNKNOWN;
-}
-
 /**
  * Counts a graphql-ws operation once its result is known (a stream, a subscription that started,
  * counts as a success), its type as the metrics plugin found it when parsing. `pending` is
  * returned as it is without metrics.
  */
-export function countWebSocketResult<T>(metrics: ServerMetrics | undefined, args: { contextValue?: unknown }, pending: Promise<T>): Promise<T> {
+export function countWebSocketResult<T>(metrics: ServerMetrics | undefined, record: RequestRecord | undefined, pending: Promise<T>): Promise<T> {
   if (metrics === undefined) return pending;
   return pending.then((result) => {
-    metrics.countRequest(operationTypeOfContext(args.contextValue), !isAsyncIterable(result) && failed(result));
+    metrics.countRequest(record?.countedType ?? UNKNOWN, !isAsyncIterable(result) && failed(result));
     return result;
   });
 }
@@ -67,12 +50,11 @@ export function countDirectAnswer(metrics: ServerMetrics, type: 'query' | 'mutat
 }
 
 /**
- * The execution of the operation of `context` started at `started` (`performance.now()`): for an
+ * The execution of the operation of `record` started at `started` (`performance.now()`): for an
  * operation the direct lane ran before handing the request to Yoga.
  */
-export function backdateExecution(context: unknown, started: number): void {
-  const ctx = context as MetricsContext | null | undefined;
-  if (ctx && ctx[STARTED] !== undefined) ctx[STARTED] = started;
+export function backdateExecution(record: RequestRecord, started: number): void {
+  if (record.executionStartedMs !== undefined) record.executionStartedMs = started;
 }
 
 /**
@@ -86,20 +68,22 @@ export function backdateExecution(context: unknown, started: number): void {
  * authentication, body too large). `OPTIONS` and the GraphiQL page are not GraphQL requests.
  * Over graphql-ws the server counts each operation itself ({@link countWebSocketResult}).
  */
-export function useMetrics(metrics: ServerMetrics, graphqlPath: string): Plugin {
+export function useMetrics(metrics: ServerMetrics, graphqlPath: string, records: RequestRecords): Plugin {
   const graphqlPathSlash = `${graphqlPath}/`;
   // Shared callbacks: nothing is allocated per request for them.
   const parseDone = ({ context, result }: { context: unknown; result: unknown }) => {
     if (result instanceof Error || result === null || typeof result !== 'object') return;
-    const ctx = context as MetricsContext;
-    ctx[TYPE] = operationTypeIndex(result as DocumentNode, ctx.params?.operationName);
+    const record = records.of(context);
+    if (record === undefined) return;
+    const operationName = (context as { params?: { operationName?: unknown } }).params?.operationName;
+    record.countedType = operationTypeIndex(result as DocumentNode, operationName);
   };
   const executeDone = {
     onExecuteDone({ args }: { args: { contextValue?: unknown } }) {
-      const ctx = args.contextValue as MetricsContext | undefined;
-      const started = ctx?.[STARTED];
+      const record = records.of(args.contextValue);
+      const started = record?.executionStartedMs;
       if (started === undefined) return;
-      metrics.observeExecution(ctx?.[TYPE] === MUTATION ? MUTATION : QUERY, (performance.now() - started) / 1000);
+      metrics.observeExecution(record?.countedType === MUTATION ? MUTATION : QUERY, (performance.now() - started) / 1000);
     },
   };
   const subscriptionEnd = { onEnd: () => metrics.subscriptionEnded() };
@@ -114,33 +98,37 @@ export function useMetrics(metrics: ServerMetrics, graphqlPath: string): Plugin 
     onRequest({ request, url, serverContext }) {
       if (request.method === 'OPTIONS') return;
       const path = url.pathname;
-      if (path === graphqlPath || path === graphqlPathSlash) (serverContext as MetricsContext)[UNCOUNTED] = true;
+      if (path !== graphqlPath && path !== graphqlPathSlash) return;
+      const record = records.of(serverContext);
+      if (record) record.uncounted = true;
     },
     onParse() {
       return parseDone;
     },
     onExecute({ context }) {
-      (context as MetricsContext)[STARTED] = performance.now();
+      const record = records.of(context);
+      if (record === undefined) return undefined;
+      record.executionStartedMs = performance.now();
       return executeDone;
     },
     onSubscribe() {
       return subscribeDone;
     },
     onResultProcess({ result, serverContext }) {
-      const ctx = serverContext as MetricsContext;
-      if (ctx[UNCOUNTED] !== true) return;
-      ctx[UNCOUNTED] = false;
+      const record = records.of(serverContext);
+      if (record?.uncounted !== true) return;
+      record.uncounted = false;
       if (Array.isArray(result)) {
         // A batch (not enabled on this server): each operation on its own, of unknown type.
         for (const one of result) metrics.countRequest(UNKNOWN, failed(one));
         return;
       }
-      metrics.countRequest(ctx[TYPE] ?? UNKNOWN, !isAsyncIterable(result) && failed(result));
+      metrics.countRequest(record.countedType ?? UNKNOWN, !isAsyncIterable(result) && failed(result));
     },
     onResponse({ response, serverContext }) {
-      const ctx = serverContext as MetricsContext;
-      if (ctx[UNCOUNTED] !== true) return;
-      ctx[UNCOUNTED] = false;
+      const record = records.of(serverContext);
+      if (record?.uncounted !== true) return;
+      record.uncounted = false;
       if (response.status >= 400) metrics.countRequest(UNKNOWN, true);
     },
   };

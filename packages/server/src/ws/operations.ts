@@ -5,6 +5,7 @@ import type { GraphqlWsSession } from '@svc-graphql/jwt-session';
 import type { Logger } from '../observability/logger.js';
 import type { ServerMetrics } from '../observability/metrics.js';
 import { countWebSocketRefusal, countWebSocketResult } from '../observability/metrics-plugin.js';
+import type { RequestRecords } from '../request-record.js';
 import type { SocketExtra } from './graphql-ws.js';
 
 /**
@@ -13,6 +14,7 @@ import type { SocketExtra } from './graphql-ws.js';
  * the role's schema, the limits, masking, the remotes), bounded per connection.
  */
 export interface GraphqlWsHooksOptions {
+  records: RequestRecords;
   getEnveloped: YogaServerInstance<object, object>['getEnveloped'];
   session: GraphqlWsSession;
   graphqlPath: string;
@@ -40,7 +42,7 @@ interface StartingOperation {
 
 /** The options of graphql-ws's `makeServer` for this server. */
 export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<ConnectionInitMessage['payload'], SocketExtra> {
-  const { getEnveloped, session, graphqlPath, maxOperationsPerConnection, metrics, logger } = options;
+  const { records, getEnveloped, session, graphqlPath, maxOperationsPerConnection, metrics, logger } = options;
   /** Per connection, the operations between onSubscribe and their start, by id. */
   const starting = new WeakMap<object, Map<string, StartingOperation>>();
 
@@ -50,18 +52,15 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
    */
   const prepareOperation = async (ctx: WsContext, payload: SubscribePayload, operation: StartingOperation): Promise<ExecutionArgs | readonly GraphQLError[]> => {
     const upgrade = ctx.extra.request;
+    const headers = operationHeaders(ctx);
     // The Host header stays in `headers`; the URL only has to be valid, whatever a client sends.
     // POST: every operation may run over the socket, mutations included (Yoga refuses
     // mutations of GET requests).
-    const request = new Request(`http://localhost${graphqlPath}`, { method: 'POST', headers: operationHeaders(ctx) });
-    const { schema, execute, subscribe, contextFactory, parse, validate } = getEnveloped({
-      ...ctx,
-      req: upgrade,
-      socket: ctx.extra.socket,
-      request,
-      params: payload,
-      session: session.getSession(ctx),
-    });
+    const request = new Request(`http://localhost${graphqlPath}`, { method: 'POST', headers });
+    const operationSession = session.getSession(ctx);
+    const context = { ...ctx, req: upgrade, socket: ctx.extra.socket, request, params: payload, session: operationSession };
+    records.openOperation(context, records.open(upgrade), headers, operationSession);
+    const { schema, execute, subscribe, contextFactory, parse, validate } = getEnveloped(context);
     let document: DocumentNode;
     try {
       document = parse(payload.query);
@@ -102,7 +101,7 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
   };
 
   const run = (args: ExecutionArgs, kind: 'execute' | 'subscribe') =>
-    settle(args, countWebSocketResult(metrics, args, failAlone(() => (args.rootValue as EnvelopedRoot)[kind](args), logger)));
+    settle(args, countWebSocketResult(metrics, records.of(args.contextValue), failAlone(() => (args.rootValue as EnvelopedRoot)[kind](args), logger)));
 
   return {
     onConnect: (ctx) => session.onConnect(ctx),
