@@ -4,6 +4,7 @@
 // checks every response. Cases are interleaved round by round so drift on a shared machine hits all
 // of them alike; each figure is the median over the rounds.
 import { createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { BEFORE_SUFFIX, beforeAfter, beforeCheckout, importFrom, moduleOf } from './lib/before.js';
 import { cpuMicros, startChild, type ChildServer } from './lib/child.js';
 import { readConfig, warmupFor } from './lib/config.js';
 import { describeFailures, graphqlData, runLoad, type LoadResult } from './lib/load.js';
@@ -48,6 +49,8 @@ function algorithms(): Algorithm[] {
 
 interface Case {
   readonly label: string;
+  /** The app in-process (this checkout's, or BENCH_BEFORE's). */
+  readonly createYoga: typeof createHelloYoga;
   readonly kind: 'bare' | 'hit' | 'distinct';
   readonly alg?: Algorithm['type'];
   readonly server: ChildServer;
@@ -72,6 +75,20 @@ const PAIRED = process.env['BENCH_PAIRED'] === '1';
 const IN_PROCESS = process.env['BENCH_IN_PROCESS'] !== '0';
 /** BENCH_ONLY=RS256 (a regular expression on the algorithm) runs bare Yoga and the matching algorithms only. */
 const only = new RegExp(process.env['BENCH_ONLY'] ?? '.', 'i');
+/** BENCH_BEFORE: another checkout whose useJwtSession runs every plugin case too, as a twin "(before)". */
+const before = beforeCheckout();
+const checkouts = [
+  { suffix: '', module: 'lib/hello-server.ts', createYoga: createHelloYoga },
+  ...(before
+    ? [
+        {
+          suffix: BEFORE_SUFFIX,
+          module: moduleOf(before, 'lib/hello-server.ts'),
+          createYoga: (await importFrom<{ createHelloYoga: typeof createHelloYoga }>(before, 'lib/hello-server.ts')).createHelloYoga,
+        },
+      ]
+    : []),
+];
 const algs = algorithms().filter((a) => only.test(a.type));
 progress(`minting ${POOL} distinct tokens per algorithm with jose (not measured) ...`);
 const pools = new Map<Algorithm['type'], { hit: string; distinct: string[] }>();
@@ -96,23 +113,31 @@ try {
   const bare = await startChild('auth-bare', 'lib/hello-server.ts', {}, config);
   servers.push(bare);
   const anyToken = [...pools.values()][0]?.hit ?? 'not-a-token';
-  cases.push(newCase({ label: 'bare Yoga', kind: 'bare', server: bare, token: () => anyToken, expected: 'world' }));
+  cases.push(newCase({ label: 'bare Yoga', kind: 'bare', createYoga: createHelloYoga, server: bare, token: () => anyToken, expected: 'world' }));
   for (const alg of algs) {
-    const server = await startChild(`auth-${alg.type}`, 'lib/hello-server.ts', { jwt: { type: alg.type, key: alg.configKey } }, config);
-    servers.push(server);
     const pool = pools.get(alg.type);
     if (!pool) throw new Error(`no tokens for ${alg.type}`);
-    cases.push(newCase({ label: `${alg.type} one token (hits)`, kind: 'hit', alg: alg.type, server, token: () => pool.hit, expected: 'hello user' }));
-    cases.push(
-      newCase({
-        label: `${alg.type} distinct tokens`,
-        kind: 'distinct',
-        alg: alg.type,
-        server,
-        token: (i) => pool.distinct[i % pool.distinct.length] ?? '',
-        expected: 'hello user',
-      }),
-    );
+    // With BENCH_BEFORE, each case's twin on the other checkout right after it: neighbours in time.
+    const hits: Case[] = [];
+    const distinct: Case[] = [];
+    for (const { suffix, module, createYoga } of checkouts) {
+      const label = `auth-${alg.type}${suffix === '' ? '' : '-before'}`;
+      const server = await startChild(label, module, { jwt: { type: alg.type, key: alg.configKey } }, config);
+      servers.push(server);
+      hits.push(newCase({ label: `${alg.type} one token (hits)${suffix}`, kind: 'hit', alg: alg.type, createYoga, server, token: () => pool.hit, expected: 'hello user' }));
+      distinct.push(
+        newCase({
+          label: `${alg.type} distinct tokens${suffix}`,
+          kind: 'distinct',
+          alg: alg.type,
+          createYoga,
+          server,
+          token: (i) => pool.distinct[i % pool.distinct.length] ?? '',
+          expected: 'hello user',
+        }),
+      );
+    }
+    cases.push(...hits, ...distinct);
   }
 
   const body = JSON.stringify({ query: '{ hello }' });
@@ -183,7 +208,7 @@ if (IN_PROCESS) {
     const alg = algs.find((a) => a.type === c.alg);
     return {
       c,
-      yoga: createHelloYoga(alg ? { jwt: { type: alg.type, key: alg.configKey } } : {}),
+      yoga: c.createYoga(alg ? { jwt: { type: alg.type, key: alg.configKey } } : {}),
       cursor: c.cursor,
       result: { label: c.label, perRequest: [] as number[] },
     };
@@ -255,8 +280,8 @@ const judge = (name: string, c: Case | undefined, min: number): void => {
   targetList.push({ name: `${name} >= ${min}x bare (sequential)`, measured: `${ratioOf(c).toFixed(3)}x`, pass: ratioOf(c) >= min });
   if (PAIRED) targetList.push({ name: `${name} >= ${min}x bare (paired)`, measured: `${pairedOf(c).toFixed(3)}x`, pass: pairedOf(c) >= min });
 };
-for (const c of cases.filter((x) => x.kind === 'hit')) judge(`${c.alg} cache hits`, c, 0.97);
-const rsDistinct = cases.find((c) => c.kind === 'distinct' && c.alg === 'RS256');
+for (const c of cases.filter((x) => x.kind === 'hit' && !x.label.endsWith(BEFORE_SUFFIX))) judge(`${c.alg} cache hits`, c, 0.97);
+const rsDistinct = cases.find((c) => c.kind === 'distinct' && c.alg === 'RS256' && !c.label.endsWith(BEFORE_SUFFIX));
 if (rsDistinct) judge('RS256 distinct tokens', rsDistinct, 0.85);
 function inProcessTable(): string {
   const bareCost = median(inProcess[0]?.perRequest ?? []);
@@ -280,6 +305,19 @@ function inProcessTable(): string {
   ].join('\n');
 }
 
+const comparison = before
+  ? beforeAfter(
+      cases
+        .filter((c) => c.label.endsWith(BEFORE_SUFFIX))
+        .map((twin) => {
+          const label = twin.label.slice(0, -BEFORE_SUFFIX.length);
+          const figures = (c: Case | undefined) => (c?.samples ?? []).map((s) => ({ rps: s.rps, cpu: s.cpu }));
+          return { label, after: figures(cases.find((c) => c.label === label)), before: figures(twin) };
+        }),
+      0.97,
+    )
+  : undefined;
+if (comparison) targetList.push(...comparison.targets);
 const totalFailures = cases.reduce((n, c) => n + c.failures, 0);
 targetList.push({ name: 'no failed responses (every response 200 with data, no errors)', measured: String(totalFailures), pass: totalFailures === 0 });
 
@@ -294,7 +332,8 @@ console.log(
         `"hello user" (so the plugin authenticated it) or "world" for bare Yoga. Ratio = median req/s / median bare req/s (cases one after the other); ` +
         `CPU ratio = bare server CPU per request / this server's CPU per request; ` +
         `paired ratio = median over rounds of this case's req/s / bare Yoga's req/s while both are loaded at the same time ` +
-        `(${Math.round(config.connections / 2)} connections each), which cancels most of the machine's drift.`,
+        `(${Math.round(config.connections / 2)} connections each), which cancels most of the machine's drift.` +
+        (before ? ` Cases marked "(before)" run useJwtSession of BENCH_BEFORE (${before.benchDir}), right after their twin of this checkout.` : ''),
     ),
     '',
     formatTable(
@@ -303,6 +342,7 @@ console.log(
     ),
     '',
     ...(inProcess.length > 0 ? [inProcessTable(), ''] : []),
+    ...(comparison ? [comparison.table, ''] : []),
     targets(targetList),
   ].join('\n'),
 );

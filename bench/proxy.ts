@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { BEFORE_SUFFIX, beforeAfter, beforeCheckout, moduleOf } from './lib/before.js';
 import { benchDir, cpuMicros, startChild, type ChildServer } from './lib/child.js';
 import { readConfig, warmupFor } from './lib/config.js';
 import { ADMIN_SECRET, startSvc } from './lib/gateway.js';
@@ -21,6 +22,8 @@ import { header, progress, targets, type Target } from './lib/report.js';
 import { formatTable, median } from './lib/table.js';
 
 const config = readConfig();
+/** BENCH_BEFORE: another checkout whose svc-graphql runs every svc-graphql case too, as a twin "(before)". */
+const before = beforeCheckout();
 /** BENCH_ONLY: a regular expression on the case labels; direct and the floor always run. */
 const only = new RegExp(process.env['BENCH_ONLY'] ?? '.', 'i');
 /** The JWT plugin's verified-token cache holds 10,000 entries: a pool twice that size always misses. */
@@ -180,18 +183,24 @@ try {
   remotes = [remote, generated];
   const floor = await startChild('proxy-floor', 'lib/passthrough-server.ts', { target: remote.url }, config);
   children.push(floor);
-  const svc = await startSvc('proxy-svc', dir, config, jwt.config, { sample: remote.url, generated: generated.url });
-  children.push(svc);
-  // The same remote once more, renamed: operations on it must be rewritten into the remote's names.
-  await metadataOrThrow(svc.url, ADMIN_SECRET, 'add_remote_schema', {
-    name: 'sample_customized',
-    definition: { url: remote.url, customization: { root_fields_namespace: 'custom', type_names: { prefix: 'C_' } } },
-  });
-  const noMetrics =
-    metricsFlag && only.test('fast path, JWT one token, metrics off')
-      ? await startSvc('proxy-svc-no-metrics', dir, config, jwt.config, { sample: remote.url }, { disableMetrics: true })
-      : undefined;
-  if (noMetrics) children.push(noMetrics);
+  /** svc-graphql of a checkout (this one, or BENCH_BEFORE's), its remotes added; and one with metrics off. */
+  const startGateways = async (suffix: string, module: string) => {
+    const tag = suffix === '' ? '' : '-before';
+    const svc = await startSvc(`proxy-svc${tag}`, dir, config, jwt.config, { sample: remote.url, generated: generated.url }, {}, module);
+    children.push(svc);
+    // The same remote once more, renamed: operations on it must be rewritten into the remote's names.
+    await metadataOrThrow(svc.url, ADMIN_SECRET, 'add_remote_schema', {
+      name: 'sample_customized',
+      definition: { url: remote.url, customization: { root_fields_namespace: 'custom', type_names: { prefix: 'C_' } } },
+    });
+    const noMetrics =
+      metricsFlag && only.test('fast path, JWT one token, metrics off')
+        ? await startSvc(`proxy-svc-no-metrics${tag}`, dir, config, jwt.config, { sample: remote.url }, { disableMetrics: true }, module)
+        : undefined;
+    if (noMetrics) children.push(noMetrics);
+    return { suffix, svc, noMetrics };
+  };
+  const gateways = [await startGateways('', 'lib/svc-server.ts'), ...(before ? [await startGateways(BEFORE_SUFFIX, moduleOf(before, 'lib/svc-server.ts'))] : [])];
 
   const bearer = (token: string) => () => ({ authorization: `Bearer ${token}` });
   const newCase = (
@@ -215,24 +224,30 @@ try {
     samples: [],
     fixed: [],
   });
-  const gql = `${svc.url}/v1/graphql`;
-  cases.push(
-    newCase('direct to the remote', undefined, remote.url, { headers: () => ({}) }),
-    newCase('pass-through floor (node:http)', floor, `${floor.url}/graphql`, { headers: () => ({}) }),
-    ...[
-      newCase('fast path, JWT one token', svc, gql),
-      ...(noMetrics ? [newCase('fast path, JWT one token, metrics off', noMetrics, `${noMetrics.url}/v1/graphql`)] : []),
-      newCase('fast path, JWT distinct RS256 tokens', svc, gql, {
+  const svcCases = ({ suffix, svc, noMetrics }: (typeof gateways)[number]): Case[] => {
+    const gql = `${svc.url}/v1/graphql`;
+    return [
+      newCase(`fast path, JWT one token${suffix}`, svc, gql),
+      ...(noMetrics ? [newCase(`fast path, JWT one token, metrics off${suffix}`, noMetrics, `${noMetrics.url}/v1/graphql`)] : []),
+      newCase(`fast path, JWT distinct RS256 tokens${suffix}`, svc, gql, {
         headers: (i) => ({ authorization: `Bearer ${pool[i % pool.length] ?? ''}` }),
       }),
-      newCase('customized remote (namespace + prefix)', svc, gql, { query: NAMESPACED_QUERY, check: checkNamespaced }),
-      newCase('one operation over two remotes', svc, gql, { query: TWO_REMOTES_QUERY, check: checkTwoRemotes, perOperation: [1, 1] }),
-      newCase(`${ALIASES} aliases of one remote field`, svc, gql, {
+      newCase(`customized remote (namespace + prefix)${suffix}`, svc, gql, { query: NAMESPACED_QUERY, check: checkNamespaced }),
+      newCase(`one operation over two remotes${suffix}`, svc, gql, { query: TWO_REMOTES_QUERY, check: checkTwoRemotes, perOperation: [1, 1] }),
+      newCase(`${ALIASES} aliases of one remote field${suffix}`, svc, gql, {
         query: ALIASES_QUERY,
         variables: (i) => ({ name: `n${i}` }),
         check: checkAliases,
       }),
-    ].filter((c) => only.test(c.label)),
+      // BENCH_ONLY picks cases by their label on this checkout: a case and its twin run together.
+    ].filter((c) => only.test(c.label.slice(0, c.label.length - suffix.length)));
+  };
+  // With BENCH_BEFORE, each case's twin on the other checkout right after it: neighbours in time.
+  const [current, ...others] = gateways.map(svcCases);
+  cases.push(
+    newCase('direct to the remote', undefined, remote.url, { headers: () => ({}) }),
+    newCase('pass-through floor (node:http)', floor, `${floor.url}/graphql`, { headers: () => ({}) }),
+    ...(current ?? []).flatMap((c) => [c, ...others.flatMap((twins) => twins.filter((t) => t.label === `${c.label}${BEFORE_SUFFIX}`))]),
   );
 
   for (const c of cases) await countPerOperation(c);
@@ -349,6 +364,19 @@ const targetList: Target[] = [
   },
   { name: 'no failed responses', measured: String(totalFailures), pass: totalFailures === 0 },
 ];
+const comparison = before
+  ? beforeAfter(
+      cases
+        .filter((c) => c.label.endsWith(BEFORE_SUFFIX))
+        .map((twin) => {
+          const after = byLabel(twin.label.slice(0, -BEFORE_SUFFIX.length));
+          const figures = (c: Case | undefined) => (c?.samples ?? []).map((s) => ({ rps: s.rps, cpu: s.proxyCpu }));
+          return { label: twin.label.slice(0, -BEFORE_SUFFIX.length), after: figures(after), before: figures(twin) };
+        }),
+      0.97,
+    )
+  : undefined;
+if (comparison) targetList.push(...comparison.targets);
 const distinct = byLabel('fast path, JWT distinct RS256 tokens');
 const notes = [
   metricsFlag ? '' : '- metrics on vs off: skipped, `svc-graphql serve --help` does not list `--disable-metrics`.',
@@ -376,7 +404,8 @@ console.log(
         'proxy CPU = CPU time per answer of the floor or svc-graphql child; CPU vs floor = that / the floor\'s in the same ' +
         'round, median over the rounds; remote CPU = ' +
         'both remote children; remote requests = HTTP requests the remotes received for one operation sent alone ' +
-        '(sample + generated) and per answer under load. Figures are medians over the rounds.',
+        '(sample + generated) and per answer under load. Figures are medians over the rounds.' +
+        (before ? ` Cases marked "(before)" run on the svc-graphql of BENCH_BEFORE (${before.benchDir}), right after their twin of this checkout.` : ''),
     ),
     '',
     formatTable(
@@ -409,6 +438,7 @@ console.log(
           '',
         ]
       : []),
+    ...(comparison ? [comparison.table, ''] : []),
     targets(targetList),
     ...notes,
   ].join('\n'),

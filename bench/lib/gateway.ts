@@ -18,7 +18,8 @@ export interface SampleGateway {
 
 /**
  * svc-graphql in a child process (embedded store `dir/<label>.json`, JWT mode with `jwt`), the
- * remotes of `remotes` (name -> URL) added through the metadata API.
+ * remotes of `remotes` (name -> URL) added through the metadata API. `module` is the server module
+ * to start: this checkout's, or another's (BENCH_BEFORE, lib/before.ts).
  */
 export async function startSvc(
   label: string,
@@ -27,6 +28,7 @@ export async function startSvc(
   jwt: JwtSetup['config'],
   remotes: Record<string, string>,
   extra: Partial<SvcServerOptions> = {},
+  module = 'lib/svc-server.ts',
 ): Promise<ChildServer> {
   const options: SvcServerOptions = {
     databaseUrl: `file:${join(dir, `${label}.json`)}`,
@@ -34,7 +36,7 @@ export async function startSvc(
     jwtSecret: jwt,
     ...extra,
   };
-  const svc = await startChild(label, 'lib/svc-server.ts', options, config);
+  const svc = await startChild(label, module, options, config);
   try {
     for (const [name, url] of Object.entries(remotes)) {
       await metadataOrThrow(svc.url, ADMIN_SECRET, 'add_remote_schema', { name, definition: { url } });
