@@ -27,22 +27,11 @@ import { acceptUpgrades } from './ws/upgrade.js';
 
 /**
  * The options of {@link createServer}: every setting of the settings table (settings.ts, where each
- * is documented with its default; the CLI's flags are the same settings), and what only a program
- * can give.
+ * is documented with its default; the CLI's flags are the same settings), and a logger.
  */
 export interface ServerOptions extends ServerSettings {
   /** Replaces the stderr logger (`logLevel` and `logFormat` are then ignored). */
   logger?: Logger;
-  /** How long `close()` lets in-flight requests finish. @default 10000 */
-  shutdownTimeoutMs?: number;
-  /** Most operations running at once on one WebSocket connection. @default 100 */
-  maxOperationsPerConnection?: number;
-  /**
-   * Answer operations served by remotes alone, without errors, before Yoga's request pipeline
-   * (the same answers, less CPU per request). `false` sends every request through Yoga. Defaults
-   * to `true` unless the environment variable `SVC_GRAPHQL_DIRECT_LANE` is `off`.
-   */
-  directLane?: boolean;
 }
 
 /** A listening svc-graphql server. */
@@ -70,9 +59,6 @@ const METADATA_PATH = '/v1/metadata';
  */
 export async function createServer(options: ServerOptions = {}): Promise<SvcGraphqlServer> {
   const settings = resolveSettings(options, (name, code, message, cause) => new ServerOptionError(name, code, message, { cause }));
-  const shutdownTimeoutMs = wholeNumber('shutdownTimeoutMs', options.shutdownTimeoutMs, 10_000, 0);
-  const maxOperationsPerConnection = wholeNumber('maxOperationsPerConnection', options.maxOperationsPerConnection, 100, 1);
-  const directLane = options.directLane ?? process.env['SVC_GRAPHQL_DIRECT_LANE'] !== 'off';
   const logger = options.logger ?? createLogger(settings.logLevel, undefined, settings.logFormat);
   // Remote calls are counted only when the http-log entries that show them are written.
   const { enabled } = logger as Partial<ServerLogger>;
@@ -155,7 +141,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       plugins,
     });
 
-    const handler = directLane
+    const handler = settings.directLane
       ? createDirectLane(yoga, {
           records,
           graphqlPath: GRAPHQL_PATH,
@@ -190,7 +176,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         getEnveloped: yoga.getEnveloped,
         session: createGraphqlWsSession(resolver),
         graphqlPath: GRAPHQL_PATH,
-        maxOperationsPerConnection,
+        maxOperationsPerConnection: settings.maxOperationsPerConnection,
         metrics,
         logger,
       }),
@@ -210,20 +196,10 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       wsUrl: `ws://${urlHost}:${boundPort}${GRAPHQL_PATH}`,
       host,
       port: boundPort,
-      close: () => (closing ??= shutDown(httpServer, webSockets, cleanups, shutdownTimeoutMs, logger)),
+      close: () => (closing ??= shutDown(httpServer, webSockets, cleanups, settings.shutdownTimeoutMs, logger)),
     };
   } catch (error) {
     await cleanups.run();
     throw error;
   }
-}
-
-/** An option that is a whole number of at least `least`, or its default. */
-function wholeNumber(option: string, value: number | undefined, fallback: number, least: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < least) {
-    const expected = least === 1 ? 'a positive whole number' : `a whole number of at least ${least}`;
-    throw new ServerOptionError(option, 'ERR_INVALID_OPTION', `expected ${expected}, but got ${String(value)}`);
-  }
-  return value;
 }

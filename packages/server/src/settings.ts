@@ -11,7 +11,7 @@ import { DEFAULT_DATABASE_URL, parseDatabaseUrl } from './store.js';
  *
  * Adding a flag is adding one entry here (its option appears in `ServerOptions` by itself), then
  * using the resolved value where the server is composed (server.ts) and its row in
- * configuration.md.
+ * configuration.md. An entry without a flag is an option only a program gives to `createServer`.
  */
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
@@ -31,11 +31,12 @@ export interface SettingKind<T> {
 }
 
 export interface Setting<T> {
-  readonly flag: `--${string}`;
-  readonly env: `SVC_GRAPHQL_${string}`;
+  /** The flag, and with it the environment variable; both absent: an option only a program gives. */
+  readonly flag?: `--${string}`;
+  readonly env?: `SVC_GRAPHQL_${string}`;
   readonly kind: SettingKind<T>;
-  /** Absent: the setting is unset unless given. */
-  readonly default?: T;
+  /** Absent: the setting is unset unless given. A function: read when the server starts. */
+  readonly default?: T | (() => T);
   /** One line for `--help` (the default is shown before it). */
   readonly description: string;
 }
@@ -75,6 +76,15 @@ function positiveInteger(placeholder: string): SettingKind<number> {
     placeholder,
     fromText: (value) => (/^\d+$/.test(value) && valid(Number(value)) ? Number(value) : invalid(`expected a positive whole number, but got "${value}"`)),
     fromOption: (value) => (valid(value) ? value : invalid(`expected a positive whole number, but got ${String(value)}`)),
+  };
+}
+
+function nonNegativeInteger(placeholder: string): SettingKind<number> {
+  const valid = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+  return {
+    placeholder,
+    fromText: (value) => (/^\d+$/.test(value) && valid(Number(value)) ? Number(value) : invalid(`expected a whole number of at least 0, but got "${value}"`)),
+    fromOption: (value) => (valid(value) ? value : invalid(`expected a whole number of at least 0, but got ${String(value)}`)),
   };
 }
 
@@ -256,11 +266,29 @@ export const SETTINGS = {
     default: false,
     description: 'no metrics kept, /v1/metrics is 404',
   }),
+
+  // Options only a program gives (no flag, no variable of their own).
+
+  /** How long `close()` lets in-flight requests finish, in milliseconds. @default 10000 */
+  shutdownTimeoutMs: setting({ kind: nonNegativeInteger('MS'), default: 10_000, description: 'how long close() lets requests finish' }),
+  /** Most operations running at once on one WebSocket connection. @default 100 */
+  maxOperationsPerConnection: setting({ kind: positiveInteger('N'), default: 100, description: 'operations at once on one WebSocket' }),
+  /**
+   * Answer operations served by remotes alone, without errors, before Yoga's request pipeline
+   * (the same answers, less CPU per request). `false` sends every request through Yoga.
+   * @default true, unless the environment variable `SVC_GRAPHQL_DIRECT_LANE` is `off`
+   */
+  directLane: setting({
+    kind: flag,
+    default: () => process.env['SVC_GRAPHQL_DIRECT_LANE'] !== 'off',
+    description: 'answer operations of remotes alone before Yoga',
+  }),
 };
 
 type Table = typeof SETTINGS;
 export type SettingName = keyof Table;
 type ValueOf<S> = S extends { readonly kind: SettingKind<infer T> } ? T : never;
+type WithFlag = { [K in SettingName]: Table[K] extends { flag: string } ? K : never }[SettingName];
 type WithDefault = { [K in SettingName]: Table[K] extends { default: unknown } ? K : never }[SettingName];
 
 /** The settings as options of `createServer`: each optional, documented in {@link SETTINGS}. */
@@ -271,11 +299,25 @@ export type ResolvedSettings = { -readonly [K in WithDefault]: ValueOf<Table[K]>
   -readonly [K in Exclude<SettingName, WithDefault>]?: ValueOf<Table[K]>;
 };
 
-/** The entries of the table, in its order (the order of `--help`). */
+/** The entries of the table, in its order. */
 export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
+
+/** The entries with a flag (and a variable), in the order of `--help`. */
+export const FLAG_SETTING_NAMES = SETTING_NAMES.filter((name): name is WithFlag => settingOf(name).flag !== undefined);
 
 export function settingOf(name: SettingName): Setting<unknown> {
   return SETTINGS[name] as Setting<unknown>;
+}
+
+/** A setting of the command line: its flag and variable are there. */
+export function flagSettingOf(name: WithFlag): Setting<unknown> & { flag: `--${string}`; env: `SVC_GRAPHQL_${string}` } {
+  return SETTINGS[name] as Setting<unknown> & { flag: `--${string}`; env: `SVC_GRAPHQL_${string}` };
+}
+
+/** The default of a setting, as it is when the server starts. */
+export function defaultOf(name: SettingName): unknown {
+  const fallback = settingOf(name).default;
+  return typeof fallback === 'function' ? (fallback as () => unknown)() : fallback;
 }
 
 /** JWT mode without an admin secret is refused: the endpoint would be open to everyone. */
@@ -295,7 +337,8 @@ export function resolveSettings(
     const entry = settingOf(name);
     const value = (given as Readonly<Record<string, unknown>>)[name];
     if (value === undefined) {
-      if (entry.default !== undefined) resolved[name] = entry.default;
+      const fallback = defaultOf(name);
+      if (fallback !== undefined) resolved[name] = fallback;
       continue;
     }
     try {

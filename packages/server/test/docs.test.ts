@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type SvcGraphqlServer } from '../src/index.js';
-import { settingOf, SETTING_NAMES } from '../src/settings.js';
+import { defaultOf, FLAG_SETTING_NAMES, flagSettingOf } from '../src/settings.js';
 
 /*
  * Keeps the reference in docs/ true to the code: the flag table of configuration.md against the
@@ -115,8 +115,9 @@ describe('docs/reference/configuration.md', () => {
   });
 
   it('has one row per entry of the settings table, with its flag, variable and default, in its order', () => {
-    const expected = SETTING_NAMES.map((name) => {
-      const { flag, env, default: fallback } = settingOf(name);
+    const expected = FLAG_SETTING_NAMES.map((name) => {
+      const { flag, env } = flagSettingOf(name);
+      const fallback = defaultOf(name);
       return [`\`${flag}\``, `\`${env}\``, fallback === undefined ? 'none' : `\`${String(fallback)}\``];
     });
     expect(rows.map((row) => row.slice(0, 3))).toEqual(expected);

@@ -1,5 +1,14 @@
 import { InvalidValueError, type OptionErrorCode } from '../errors.js';
-import { resolveSettings, SETTING_NAMES, settingOf, type ResolvedSettings, type ServerSettings, type SettingName } from '../settings.js';
+import {
+  defaultOf,
+  FLAG_SETTING_NAMES,
+  flagSettingOf,
+  resolveSettings,
+  settingOf,
+  type ResolvedSettings,
+  type ServerSettings,
+  type SettingName,
+} from '../settings.js';
 
 /**
  * The command line of `svc-graphql`: its commands, and the flags and environment variables of
@@ -44,8 +53,9 @@ const FLAG_COLUMN = 38;
 const ENV_COLUMN = 32;
 
 /** One line of `--help` per setting: flag and placeholder, variable, then the default and the description. */
-function usageLine(name: SettingName): string {
-  const { flag, env, kind, default: fallback, description } = settingOf(name);
+function usageLine(name: (typeof FLAG_SETTING_NAMES)[number]): string {
+  const { flag, env, kind, description } = flagSettingOf(name);
+  const fallback = defaultOf(name);
   const left = kind.placeholder === undefined ? flag : `${flag} ${kind.placeholder}`;
   const note = fallback === undefined ? description : `default ${String(fallback)}; ${description}`;
   return `  ${left.padEnd(FLAG_COLUMN)}${env.padEnd(ENV_COLUMN)} (${note})`;
@@ -55,7 +65,7 @@ export const USAGE = `Usage: svc-graphql [--database-url URL] serve [flags]
        svc-graphql import-hasura-metadata PATH   (prints the remote schemas of a Hasura metadata export, the JSON or the metadata/ directory, as a document for replace_metadata)
 
 Flags (each also read from its environment variable; the flag wins; a boolean flag alone means true):
-${SETTING_NAMES.map(usageLine).join('\n')}
+${FLAG_SETTING_NAMES.map(usageLine).join('\n')}
 `;
 
 /**
@@ -87,7 +97,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     }
     const eq = arg.indexOf('=');
     const flag = eq === -1 ? arg : arg.slice(0, eq);
-    const name = SETTING_NAMES.find((candidate) => settingOf(candidate).flag === flag);
+    const name = FLAG_SETTING_NAMES.find((candidate) => flagSettingOf(candidate).flag === flag);
     if (name === undefined) throw new ConfigError(flag, 'unknown flag', 'ERR_UNKNOWN_FLAG');
     let value: string;
     if (eq !== -1) {
@@ -115,8 +125,8 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
 
   const sources: ServeConfig['sources'] = {};
   const given: Record<string, unknown> = {};
-  for (const name of SETTING_NAMES) {
-    const { env: variable, kind } = settingOf(name);
+  for (const name of FLAG_SETTING_NAMES) {
+    const { env: variable, kind } = flagSettingOf(name);
     const fromFlag = flags.get(name);
     const fromEnv = env[variable];
     // A variable set to the empty string counts as not set.
@@ -131,7 +141,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
       throw error;
     }
   }
-  const settings = resolveSettings(given as ServerSettings, (name, code, message) => new ConfigError(sources[name] ?? settingOf(name).flag, message, code));
+  const settings = resolveSettings(given as ServerSettings, (name, code, message) => new ConfigError(sources[name] ?? settingOf(name).flag ?? name, message, code));
   return { command: 'serve', config: { ...settings, sources } };
 }
 
@@ -158,6 +168,6 @@ function parseImportArguments(rest: readonly string[]): CliCommand {
 
 /** The setting's name as the user gave it, or its flag when it was defaulted. */
 export function settingLabel(config: ServeConfig, name: string): string {
-  const known = SETTING_NAMES.find((candidate) => candidate === name);
-  return known === undefined ? name : (config.sources[known] ?? settingOf(known).flag);
+  const known = FLAG_SETTING_NAMES.find((candidate) => candidate === name);
+  return known === undefined ? name : (config.sources[known] ?? flagSettingOf(known).flag);
 }
