@@ -4,7 +4,7 @@
 // checks every response. Cases are interleaved round by round so drift on a shared machine hits all
 // of them alike; each figure is the median over the rounds.
 import { createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import { BEFORE_SUFFIX, beforeAfter, beforeCheckout, importFrom, moduleOf } from './lib/before.js';
+import { BEFORE_SUFFIX, beforeAfter, beforeCheckout, importFrom, inRoundOrder, moduleOf } from './lib/before.js';
 import { cpuMicros, startChild, type ChildServer } from './lib/child.js';
 import { readConfig, warmupFor } from './lib/config.js';
 import { describeFailures, graphqlData, runLoad, type LoadResult } from './lib/load.js';
@@ -61,6 +61,8 @@ interface Case {
   readonly samples: { rps: number; p50: number; p99: number; cpu: number }[];
   /** req/s of this case / req/s of bare Yoga loaded at the same time, per round. */
   readonly paired: number[];
+  /** With BENCH_BEFORE: short windows alternating with the twin case (BENCH_PAIRS). */
+  readonly twinWindows: { rps: number; cpu: number }[];
   failures: number;
   readonly reasons: Map<string, number>;
 }
@@ -71,6 +73,9 @@ interface Case {
  * penalizes work done off the main thread (GC helpers), see bench/README.md.
  */
 const PAIRED = process.env['BENCH_PAIRED'] === '1';
+/** With BENCH_BEFORE: pairs of short windows per case and its twin after the rounds (BENCH_PAIRS, default 20). */
+const PAIRS = process.env['BENCH_BEFORE'] ? Math.max(0, Number(process.env['BENCH_PAIRS'] ?? 20)) : 0;
+const PAIR_SECONDS = Math.max(0.5, Number(process.env['BENCH_PAIR_SECONDS'] ?? 1));
 /** BENCH_IN_PROCESS=0 skips the in-process phase (the apps driven through yoga.fetch, no HTTP). */
 const IN_PROCESS = process.env['BENCH_IN_PROCESS'] !== '0';
 /** BENCH_ONLY=RS256 (a regular expression on the algorithm) runs bare Yoga and the matching algorithms only. */
@@ -101,11 +106,12 @@ for (const alg of algs) {
 
 const servers: ChildServer[] = [];
 const cases: Case[] = [];
-const newCase = (c: Omit<Case, 'cursor' | 'samples' | 'paired' | 'failures' | 'reasons'>): Case => ({
+const newCase = (c: Omit<Case, 'cursor' | 'samples' | 'paired' | 'twinWindows' | 'failures' | 'reasons'>): Case => ({
   ...c,
   cursor: 0,
   samples: [],
   paired: [],
+  twinWindows: [],
   failures: 0,
   reasons: new Map(),
 });
@@ -161,7 +167,7 @@ try {
   };
 
   for (let r = 1; r <= config.rounds; r++) {
-    for (const c of cases) {
+    for (const c of inRoundOrder(cases, r)) {
       const warm = await loadOn(c, warmupFor(config, r), config.connections);
       const before = await c.server.stats();
       const res = await loadOn(c, config.duration, config.connections);
@@ -173,6 +179,25 @@ try {
           `server CPU ${round(cpu, 1)} us/req, failures ${warm.failures + res.failures}`,
       );
     }
+  }
+
+  // With BENCH_BEFORE: many short windows, each case alternating with its twin, which runs first
+  // alternating too: a sharper before/after ratio than a few rounds on a busy machine.
+  const twins = cases.flatMap((c) => {
+    const twin = cases.find((t) => t.label === `${c.label}${BEFORE_SUFFIX}`);
+    return twin ? [[c, twin] as const] : [];
+  });
+  for (let p = 1; p <= PAIRS; p++) {
+    for (const [after, twin] of twins) {
+      for (const c of p % 2 === 1 ? [after, twin] : [twin, after]) {
+        await loadOn(c, 0.25, config.connections);
+        const before = await c.server.stats();
+        const res = await loadOn(c, PAIR_SECONDS, config.connections);
+        const after = await c.server.stats();
+        c.twinWindows.push({ rps: res.rps, cpu: cpuMicros(before, after) / Math.max(1, res.responses) });
+      }
+    }
+    progress(`[pair ${p}/${PAIRS}] done`);
   }
 
   // Paired: bare Yoga and one plugin server loaded at the same time, half the connections each.
@@ -311,8 +336,15 @@ const comparison = before
         .filter((c) => c.label.endsWith(BEFORE_SUFFIX))
         .map((twin) => {
           const label = twin.label.slice(0, -BEFORE_SUFFIX.length);
-          const figures = (c: Case | undefined) => (c?.samples ?? []).map((s) => ({ rps: s.rps, cpu: s.cpu }));
-          return { label, after: figures(cases.find((c) => c.label === label)), before: figures(twin) };
+          const after = cases.find((c) => c.label === label);
+          const figures = (samples: readonly { rps: number; cpu: number }[] | undefined) => (samples ?? []).map((s) => ({ rps: s.rps, cpu: s.cpu }));
+          return {
+            label,
+            after: figures(after?.samples),
+            before: figures(twin.samples),
+            pairedAfter: figures(after?.twinWindows),
+            pairedBefore: figures(twin.twinWindows),
+          };
         }),
       0.97,
     )

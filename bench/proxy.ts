@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { BEFORE_SUFFIX, beforeAfter, beforeCheckout, moduleOf } from './lib/before.js';
+import { BEFORE_SUFFIX, beforeAfter, beforeCheckout, inRoundOrder, moduleOf } from './lib/before.js';
 import { benchDir, cpuMicros, startChild, type ChildServer } from './lib/child.js';
 import { readConfig, warmupFor } from './lib/config.js';
 import { ADMIN_SECRET, startSvc } from './lib/gateway.js';
@@ -24,6 +24,9 @@ import { formatTable, median } from './lib/table.js';
 const config = readConfig();
 /** BENCH_BEFORE: another checkout whose svc-graphql runs every svc-graphql case too, as a twin "(before)". */
 const before = beforeCheckout();
+/** With BENCH_BEFORE: pairs of short windows per case and its twin after the rounds (BENCH_PAIRS, default 20). */
+const PAIRS = before ? Math.max(0, Number(process.env['BENCH_PAIRS'] ?? 20)) : 0;
+const PAIR_WINDOW = { warmup: 0.25, duration: Math.max(0.5, Number(process.env['BENCH_PAIR_SECONDS'] ?? 1)) };
 /** BENCH_ONLY: a regular expression on the case labels; direct and the floor always run. */
 const only = new RegExp(process.env['BENCH_ONLY'] ?? '.', 'i');
 /** The JWT plugin's verified-token cache holds 10,000 entries: a pool twice that size always misses. */
@@ -90,6 +93,8 @@ interface Case {
   readonly samples: Sample[];
   /** The fixed-rate phase (direct and the fast path only). */
   readonly fixed: Sample[];
+  /** With BENCH_BEFORE: short windows alternating with the twin case (BENCH_PAIRS). */
+  readonly paired: Sample[];
 }
 
 /** Does this server's CLI know `--disable-metrics`? (Another change adds it; until then that pair is skipped.) */
@@ -109,7 +114,8 @@ let p99Rate = 0;
 const metricsFlag = serverHasDisableMetrics();
 const us = (n: number) => (Number.isNaN(n) ? '-' : String(Math.round(n)));
 
-const measure = async (c: Case, round: number, rate?: number): Promise<Sample> => {
+/** `window`: a short measurement (BENCH_PAIRS) instead of a round's: its warm-up and duration, in seconds. */
+const measure = async (c: Case, round: number, rate?: number, window?: { warmup: number; duration: number }): Promise<Sample> => {
   const request = (i: number): RequestSpec => ({
     headers: c.headers(i),
     body: JSON.stringify({ query: c.query, operationName: 'Bench', variables: c.variables(i) }),
@@ -119,11 +125,11 @@ const measure = async (c: Case, round: number, rate?: number): Promise<Sample> =
     return rate === undefined ? runLoad(options, c.cursor) : runPaced({ ...options, rate }, c.cursor);
   };
   const watched = [...remotes, ...(c.proxy ? [c.proxy] : [])];
-  const warm = await load(rate === undefined ? warmupFor(config, round) : 0.5);
+  const warm = await load(window?.warmup ?? (rate === undefined ? warmupFor(config, round) : 0.5));
   c.cursor = warm.requestsBuilt;
   const before = await Promise.all(watched.map((s) => s.stats()));
   const started = process.hrtime.bigint() / 1000n; // the clock of V8's CPU profiles, for profile-summary.ts
-  const res = await load(config.duration);
+  const res = await load(window?.duration ?? config.duration);
   const ended = process.hrtime.bigint() / 1000n;
   const after = await Promise.all(watched.map((s) => s.stats()));
   c.cursor = res.requestsBuilt;
@@ -145,7 +151,7 @@ const measure = async (c: Case, round: number, rate?: number): Promise<Sample> =
     remoteRequests: perAnswer(overRemotes(requests)),
   };
   progress(
-    `[${rate === undefined ? `round ${round}/${config.rounds}` : `${rate} req/s`}] ${c.label}: ` +
+    `[${window ? `pair ${round}` : rate === undefined ? `round ${round}/${config.rounds}` : `${rate} req/s`}] ${c.label}: ` +
       `${Math.round(res.rps)} req/s, p99 ${res.p99} ms, proxy CPU ${us(sample.proxyCpu)} us, failures ${warm.failures + res.failures}` +
       (config.cpuProf ? ` (profile window ${started}-${ended}, ${res.responses} answers)` : ''),
   );
@@ -223,6 +229,7 @@ try {
     reasons: new Map(),
     samples: [],
     fixed: [],
+    paired: [],
   });
   const svcCases = ({ suffix, svc, noMetrics }: (typeof gateways)[number]): Case[] => {
     const gql = `${svc.url}/v1/graphql`;
@@ -252,7 +259,18 @@ try {
 
   for (const c of cases) await countPerOperation(c);
   for (let r = 1; r <= config.rounds; r++) {
-    for (const c of cases) c.samples.push(await measure(c, r));
+    for (const c of inRoundOrder(cases, r)) c.samples.push(await measure(c, r));
+  }
+  // With BENCH_BEFORE: many short windows, each case alternating with its twin, which runs first
+  // alternating too: a sharper before/after ratio than a few rounds on a busy machine.
+  const twins = cases.flatMap((c) => {
+    const twin = cases.find((t) => t.label === `${c.label}${BEFORE_SUFFIX}`);
+    return twin ? [[c, twin] as const] : [];
+  });
+  for (let p = 1; p <= PAIRS; p++) {
+    for (const [after, twin] of twins) {
+      for (const c of p % 2 === 1 ? [after, twin] : [twin, after]) c.paired.push(await measure(c, p, undefined, PAIR_WINDOW));
+    }
   }
   // p99 at the same req/s: direct and the fast path at a fixed rate both can hold; the floor too,
   // for what any process in between costs in p99 on this machine.
@@ -370,8 +388,14 @@ const comparison = before
         .filter((c) => c.label.endsWith(BEFORE_SUFFIX))
         .map((twin) => {
           const after = byLabel(twin.label.slice(0, -BEFORE_SUFFIX.length));
-          const figures = (c: Case | undefined) => (c?.samples ?? []).map((s) => ({ rps: s.rps, cpu: s.proxyCpu }));
-          return { label: twin.label.slice(0, -BEFORE_SUFFIX.length), after: figures(after), before: figures(twin) };
+          const figures = (samples: readonly Sample[] | undefined) => (samples ?? []).map((s) => ({ rps: s.rps, cpu: s.proxyCpu }));
+          return {
+            label: twin.label.slice(0, -BEFORE_SUFFIX.length),
+            after: figures(after?.samples),
+            before: figures(twin.samples),
+            pairedAfter: figures(after?.paired),
+            pairedBefore: figures(twin.paired),
+          };
         }),
       0.97,
     )
