@@ -20,8 +20,18 @@ export default defineConfig({
         test: {
           name: 'server without the direct lane',
           include: ['packages/server/test/**/*.test.ts'],
-          // Nothing in these reaches the lane (configuration, documents, the browser page, the lane's own test).
-          exclude: ['**/config.test.ts', '**/depth-limit.test.ts', '**/docs.test.ts', '**/graphiql.test.ts', '**/direct-lane.test.ts'],
+          // Nothing in these reaches the lane (configuration, documents, the browser pages, the lane's own
+          // test, the lock-down building blocks' unit tests).
+          exclude: [
+            '**/config.test.ts',
+            '**/depth-limit.test.ts',
+            '**/docs.test.ts',
+            '**/graphiql.test.ts',
+            '**/direct-lane.test.ts',
+            '**/console.test.ts',
+            '**/console-browser.test.ts',
+            '**/test/lockdown/**',
+          ],
           env: { SVC_GRAPHQL_DIRECT_LANE: 'off' },
         },
       },

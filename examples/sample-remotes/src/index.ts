@@ -1,4 +1,5 @@
 import { createGeneratedSchema, type GeneratedSchemaOptions } from './generated-schema.js';
+import { createOrdersSchema, createOrgsSchema, createUsersSchema } from './commerce-schemas.js';
 import { createSampleSchema } from './sample-schema.js';
 import { startSchemaServer, type RunningRemote, type StartOptions } from './server.js';
 
@@ -7,6 +8,17 @@ export type { GeneratedSchemaOptions } from './generated-schema.js';
 export type { SampleContext } from './sample-schema.js';
 export { createSampleSchema, sampleTypeDefs } from './sample-schema.js';
 export { createGeneratedSchema } from './generated-schema.js';
+export {
+  createOrdersSchema,
+  createOrgsSchema,
+  createUsersSchema,
+  orderRecord,
+  ordersTypeDefs,
+  orgsTypeDefs,
+  userRecord,
+  usersTypeDefs,
+} from './commerce-schemas.js';
+export type { OrderRecord, UserRecord } from './commerce-schemas.js';
 export { startSchemaServer } from './server.js';
 
 export interface SampleRemoteOptions extends StartOptions {
@@ -26,4 +38,12 @@ export function startSampleRemote(options: SampleRemoteOptions = {}): Promise<Ru
 /** Starts a remote whose schema has `types` generated object types (see `createGeneratedSchema`). */
 export function startGeneratedRemote(options: GeneratedSchemaOptions & StartOptions): Promise<RunningRemote> {
   return startSchemaServer(createGeneratedSchema(options), options);
+}
+
+/** The commerce services for remote relationships: orders, users and organizations (see commerce-schemas.ts). */
+export const COMMERCE_SCHEMAS = { orders: createOrdersSchema, users: createUsersSchema, orgs: createOrgsSchema } as const;
+
+/** Starts one of the commerce services (`orders`, `users` or `orgs`). */
+export function startCommerceRemote(schema: keyof typeof COMMERCE_SCHEMAS, options: StartOptions = {}): Promise<RunningRemote> {
+  return startSchemaServer(COMMERCE_SCHEMAS[schema](), options);
 }

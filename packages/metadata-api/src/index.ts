@@ -22,3 +22,16 @@ export type {
   RemoteSchemaMetadata,
   RemoteSchemaPermissionMetadata,
 } from './document.js';
+export { MAX_REQUESTS_PER_MINUTE, QUERY_COLLECTION_BOUNDS } from './lockdown-document.js';
+export type {
+  AllowlistEntryMetadata,
+  AllowlistScope,
+  ApiLimitOption,
+  ApiLimitsMetadata,
+  CollectionQuery,
+  IntrospectionOptionsMetadata,
+  LockdownMetadata,
+  QueryCollectionMetadata,
+  RateLimitConfig,
+  RateLimitOption,
+} from './lockdown-document.js';

@@ -6,17 +6,39 @@
  */
 import {
   cloneDocument,
-  registryEntries,
-  type InconsistentObject,
   type MetadataDocument,
   type RemoteSchemaMetadata,
   type RemoteSchemaPermissionMetadata,
 } from './document.js';
 import { redactEnvironment } from './environment.js';
 import { MetadataApiError } from './errors.js';
-import { permissionObjectName, remoteSchemaObjectName, toInconsistentObjects } from './inconsistency.js';
-import type { RegistryPlan, RemoteSchemaProblem, RemoteSchemaRegistry } from './registry.js';
-import type { MetadataRequest, OperationType } from './request.js';
+import { permissionObjectName, relationshipObjectName, remoteSchemaObjectName } from './inconsistency.js';
+import {
+  createRemoteSchemaRemoteRelationship,
+  deleteRemoteSchemaRemoteRelationship,
+  relationshipRefName,
+  relationshipsTargeting,
+  updateRemoteSchemaRemoteRelationship,
+  withoutRelationships,
+} from './relationship-operations.js';
+import type { RegistryPlan, RemoteSchemaRegistry } from './registry.js';
+import type { OperationType } from './request.js';
+import {
+  ARGS,
+  SUCCESS,
+  accept,
+  args,
+  byCodePoints,
+  currentProblems,
+  find,
+  inconsistentObjects,
+  noArgs,
+  plan,
+  refuseProblem,
+  remoteProblem,
+  type Operation,
+} from './operation-kit.js';
+import { LOCKDOWN_OPERATIONS } from './lockdown-operations.js';
 import type { StoredMetadata } from './store.js';
 import {
   childPath,
@@ -60,59 +82,8 @@ export interface OperationContext {
   execute(body: unknown): Promise<unknown>;
 }
 
-const SUCCESS = { message: 'success' } as const;
-const ARGS = '$.args';
 /** The role that always sees everything; no permission can be defined for it. */
 const ADMIN_ROLE = 'admin';
-
-type Operation = (args: unknown, context: OperationContext, request: MetadataRequest) => Promise<unknown>;
-
-function args(value: unknown, allowed: readonly string[]): JsonObject {
-  const object = expectObject(value, ARGS);
-  rejectUnknownKeys(object, allowed, ARGS);
-  return object;
-}
-
-/** Operations without arguments accept `{}`, `null` or nothing. */
-function noArgs(value: unknown): void {
-  if (value === undefined || value === null) return;
-  args(value, []);
-}
-
-function find(document: MetadataDocument, name: string): RemoteSchemaMetadata | undefined {
-  return document.remote_schemas.find((entry) => entry.name === name);
-}
-
-async function plan(context: OperationContext, document: MetadataDocument): Promise<RegistryPlan> {
-  const { reload } = context.draft;
-  const entries = registryEntries(document, context.remoteSchemaPermissions);
-  return context.registry.plan(entries, { reload: reload === 'all' ? 'all' : [...reload] });
-}
-
-function inconsistentObjects(context: OperationContext, problems: readonly RemoteSchemaProblem[], document: MetadataDocument): InconsistentObject[] {
-  return toInconsistentObjects(problems, document, context.remoteSchemaPermissions);
-}
-
-/** The problem of the remote itself, not one of a permission on it. */
-function remoteProblem(next: RegistryPlan, name: string): RemoteSchemaProblem | undefined {
-  return next.problems.find((problem) => problem.name === name && problem.role === undefined);
-}
-
-function accept(context: OperationContext, document: MetadataDocument, next: RegistryPlan, changed: boolean): void {
-  context.draft.document = document;
-  context.draft.plan = next;
-  context.draft.changed ||= changed;
-}
-
-/** The problems that count for the draft: of its plan, or of the live state when it has none. */
-function currentProblems(context: OperationContext): readonly RemoteSchemaProblem[] {
-  return context.draft.plan?.problems ?? context.registry.problems();
-}
-
-/** Refuses the entry with its problem, if it has one; the message may quote values read from the environment. */
-function refuseProblem(problem: RemoteSchemaProblem | undefined, entry: RemoteSchemaMetadata): void {
-  if (problem !== undefined) throw new MetadataApiError(problem.code, redactEnvironment(problem.message, entry.definition), ARGS);
-}
 
 function remoteSchemaArgs(value: unknown): RemoteSchemaMetadata {
   const object = args(value, ['name', 'definition', 'comment']);
@@ -151,17 +122,23 @@ const updateRemoteSchema: Operation = async (value, context) => {
   if (existing === undefined) {
     throw new MetadataApiError('not-exists', `remote schema with name "${entry.name}" doesn't exist`, ARGS);
   }
-  // Permissions belong to the remote, not to its definition: an update keeps them, and the plan
-  // validates them again against what the remote serves now.
+  // Permissions and relationships belong to the remote, not to its definition: an update keeps
+  // them, and the plan validates them again against what the remote serves now.
   if (existing.permissions !== undefined) entry.permissions = structuredClone(existing.permissions);
+  if (existing.remote_relationships !== undefined) entry.remote_relationships = structuredClone(existing.remote_relationships);
   const next = cloneDocument(document);
   next.remote_schemas[index] = entry;
   const candidate = await plan(context, next);
   refuseProblem(remoteProblem(candidate, entry.name), entry);
   accept(context, next, candidate, true);
-  // Permissions that no longer fit do not fail the update: they are left out of the schema (their
-  // roles see nothing of this remote) and reported, as they are by get_inconsistent_metadata.
-  const dependents = inconsistentObjects(context, candidate.problems, { version: 3, remote_schemas: [entry] });
+  // Dependents that no longer fit do not fail the update: they are left out of the schema (a
+  // permission's role sees nothing of this remote) and reported, as get_inconsistent_metadata
+  // reports them: its permissions and relationships, and the relationships that target it.
+  const targeting = new Set(relationshipsTargeting(next, entry.name).map(relationshipRefName));
+  const dependents = [
+    ...inconsistentObjects(context, candidate.problems, { version: 3, remote_schemas: [entry] }),
+    ...inconsistentObjects(context, candidate.problems, next).filter((object) => targeting.has(object.name)),
+  ];
   return dependents.length === 0 ? SUCCESS : { ...SUCCESS, inconsistent_objects: dependents };
 };
 
@@ -172,10 +149,13 @@ const removeRemoteSchema: Operation = async (value, context) => {
   const { document } = context.draft;
   const existing = find(document, name);
   if (existing === undefined) throw new MetadataApiError('not-exists', 'no such remote schema', ARGS);
-  // Sorted as Hasura lists dependent objects, whatever their order in the document.
-  const dependents = (existing.permissions ?? [])
-    .map((permission) => permissionObjectName(name, permission.role))
-    .sort(byCodePoints);
+  // Its permissions, and the relationships of other remotes that target it (its own relationships
+  // go with it); sorted as Hasura lists dependent objects, whatever their order in the document.
+  const targeting = relationshipsTargeting(document, name);
+  const dependents = [
+    ...(existing.permissions ?? []).map((permission) => permissionObjectName(name, permission.role)),
+    ...targeting.map(relationshipRefName),
+  ].sort(byCodePoints);
   if (dependents.length > 0 && !cascade) {
     throw new MetadataApiError(
       'dependency-error',
@@ -185,6 +165,10 @@ const removeRemoteSchema: Operation = async (value, context) => {
   }
   const next = cloneDocument(document);
   next.remote_schemas = next.remote_schemas.filter((entry) => entry.name !== name);
+  const dropped = new Set(targeting.map(relationshipRefName));
+  for (const entry of next.remote_schemas) {
+    withoutRelationships(entry, (type, relationship) => dropped.has(relationshipObjectName(entry.name, type, relationship.name)));
+  }
   accept(context, next, await plan(context, next), true);
   return SUCCESS;
 };
@@ -372,6 +356,7 @@ const dropInconsistentMetadata: Operation = async (value, context) => {
   next.remote_schemas = next.remote_schemas.filter((entry) => !names.has(remoteSchemaObjectName(entry.name)));
   for (const entry of next.remote_schemas) {
     withoutPermissions(entry, (permission) => names.has(permissionObjectName(entry.name, permission.role)));
+    withoutRelationships(entry, (type, relationship) => names.has(relationshipObjectName(entry.name, type, relationship.name)));
   }
   accept(context, next, await plan(context, next), true);
   return SUCCESS;
@@ -404,20 +389,14 @@ export const OPERATIONS: Record<OperationType, Operation> = {
   introspect_remote_schema: introspectRemoteSchema,
   add_remote_schema_permissions: addRemoteSchemaPermissions,
   drop_remote_schema_permissions: dropRemoteSchemaPermissions,
+  create_remote_schema_remote_relationship: createRemoteSchemaRemoteRelationship,
+  update_remote_schema_remote_relationship: updateRemoteSchemaRemoteRelationship,
+  delete_remote_schema_remote_relationship: deleteRemoteSchemaRemoteRelationship,
   export_metadata: exportMetadata,
   replace_metadata: replaceMetadata,
   reload_metadata: reloadMetadata,
   get_inconsistent_metadata: getInconsistentMetadata,
   drop_inconsistent_metadata: dropInconsistentMetadata,
   bulk,
+  ...LOCKDOWN_OPERATIONS,
 };
-
-/** Text order by Unicode code point, as Haskell sorts Text (Hasura's order of dependent objects). */
-function byCodePoints(left: string, right: string): number {
-  const a = Array.from(left, (character) => character.codePointAt(0) ?? 0);
-  const b = Array.from(right, (character) => character.codePointAt(0) ?? 0);
-  for (let index = 0; index < Math.min(a.length, b.length); index += 1) {
-    if (a[index] !== b[index]) return (a[index] ?? 0) - (b[index] ?? 0);
-  }
-  return a.length - b.length;
-}

@@ -10,5 +10,8 @@ export type {
   RemoteSchemaHeader,
   RemoteSchemaProblem,
   RemoteSchemaRegistry,
+  RemoteRelationship,
+  RemoteRelationshipDefinition,
+  RemoteFieldPath,
   TypeNamesCustomization,
 } from '@svc-graphql/remote-schemas';

@@ -1,4 +1,5 @@
 import { MetadataApiError } from './errors.js';
+import { LOCKDOWN_OPERATION_TYPES } from './lockdown-operations.js';
 import { childPath, expectObject, rejectUnknownKeys } from './validation.js';
 
 export const OPERATION_TYPES = [
@@ -9,12 +10,16 @@ export const OPERATION_TYPES = [
   'introspect_remote_schema',
   'add_remote_schema_permissions',
   'drop_remote_schema_permissions',
+  'create_remote_schema_remote_relationship',
+  'update_remote_schema_remote_relationship',
+  'delete_remote_schema_remote_relationship',
   'export_metadata',
   'replace_metadata',
   'reload_metadata',
   'get_inconsistent_metadata',
   'drop_inconsistent_metadata',
   'bulk',
+  ...LOCKDOWN_OPERATION_TYPES,
 ] as const;
 
 export type OperationType = (typeof OPERATION_TYPES)[number];

@@ -36,6 +36,14 @@ export interface MetadataService {
    * Always `true` for a store that has no such notion (the file store).
    */
   isStoreReachable(): boolean;
+  /** The live document; read it, never change it (what a server's allow list and limits are built from). */
+  document(): Readonly<MetadataDocument>;
+  /**
+   * Calls `listener` with the live document after every change of it: the first load, a change
+   * made here, one adopted from another instance. Returns a function that stops the calls. A
+   * listener that throws is logged and does not stop the others.
+   */
+  onDocumentChange(listener: (document: Readonly<MetadataDocument>) => void): () => void;
   /** Stops watching the store, cancels a pending reload, waits for the running operation and closes the store. */
   close(): Promise<void>;
 }
@@ -84,6 +92,17 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
   let reloading = false;
   let lastReloadEnded = Number.NEGATIVE_INFINITY;
   let reloadTimer: ReturnType<typeof setTimeout> | undefined;
+  const listeners = new Set<(document: Readonly<MetadataDocument>) => void>();
+
+  function announce(): void {
+    for (const listener of listeners) {
+      try {
+        listener(document);
+      } catch (error) {
+        logger.error('a metadata change listener failed:', error);
+      }
+    }
+  }
 
   /** The metadata objects of the live document that are not part of the live schema. */
   function liveInconsistencies(): InconsistentObject[] {
@@ -118,6 +137,7 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
     registry.commit(next);
     document = stored.metadata;
     version = stored.resourceVersion;
+    announce();
     logger.info(`metadata reloaded from the store at resource version ${String(version)}`);
     logInconsistencies();
   }
@@ -234,12 +254,14 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
         if (draft.plan !== undefined) registry.commit(draft.plan);
         document = next.metadata;
         version = next.resourceVersion;
+        announce();
         logger.info(`metadata changed by ${describeRequest(body)}: resource version ${String(version)}`);
       } else {
         if (draft.plan !== undefined) registry.commit(draft.plan);
         if (draft.adopted !== undefined) {
           document = draft.adopted.metadata;
           version = draft.adopted.resourceVersion;
+          announce();
         }
       }
       return result;
@@ -281,6 +303,7 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
         }
         registry.commit(await registry.plan(registryEntries(document, remoteSchemaPermissions)));
         initialized = true;
+        announce();
         const inconsistent = liveInconsistencies().length;
         logger.info(
           `metadata loaded${store.location === undefined ? '' : ` from ${store.location}`}: ` +
@@ -314,6 +337,11 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
     isConsistent: () => liveInconsistencies().length === 0,
     resourceVersion: () => version,
     isStoreReachable: () => store.isReachable?.() ?? true,
+    document: () => document,
+    onDocumentChange: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
 
     close: async () => {
       if (closed) return;

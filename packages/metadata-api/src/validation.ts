@@ -5,7 +5,10 @@
  */
 import { reservedVariableReason } from './environment.js';
 import { MetadataApiError, type MetadataErrorCode } from './errors.js';
+import { validateTypeRelationships } from './relationship-validation.js';
 import type { MetadataDocument, RemoteSchemaMetadata, RemoteSchemaPermissionMetadata } from './document.js';
+import { LOCKDOWN_KEYS } from './lockdown-document.js';
+import { validateLockdownMetadata } from './lockdown-validation.js';
 import type {
   FieldNamesCustomization,
   RemoteSchemaCustomization,
@@ -88,7 +91,7 @@ export function validateName(value: unknown, path: string): string {
   return value;
 }
 
-function validateGraphqlName(value: unknown, path: string): string {
+export function validateGraphqlName(value: unknown, path: string): string {
   if (typeof value !== 'string' || !GRAPHQL_NAME.test(value)) throw invalid(path, 'expected a GraphQL name');
   if (value.startsWith('__')) throw invalid(path, 'names starting with "__" are reserved for introspection');
   return value;
@@ -289,7 +292,7 @@ function validatePermission(value: unknown, path: string): RemoteSchemaPermissio
 /** One `remote_schemas` entry of a whole document (`replace_metadata`, a stored file). */
 export function validateRemoteSchemaMetadata(value: unknown, path: string): RemoteSchemaMetadata {
   const object = expectObject(value, path);
-  rejectUnknownKeys(object, ['name', 'definition', 'comment', 'permissions'], path);
+  rejectUnknownKeys(object, ['name', 'definition', 'comment', 'permissions', 'remote_relationships'], path);
   const name = validateName(required(object, 'name', path), childPath(path, 'name'));
   const definition = validateDefinition(required(object, 'definition', path), childPath(path, 'definition'));
   const entry: RemoteSchemaMetadata = { name, definition };
@@ -314,13 +317,18 @@ export function validateRemoteSchemaMetadata(value: unknown, path: string): Remo
     });
     if (list.length > 0) entry.permissions = list;
   }
+  const relationships = optional(object, 'remote_relationships');
+  if (relationships !== undefined) {
+    const groups = validateTypeRelationships(relationships, childPath(path, 'remote_relationships'), name);
+    if (groups.length > 0) entry.remote_relationships = groups;
+  }
   return entry;
 }
 
 /** A whole metadata document (version 2 or 3; stored as 3). */
 export function validateDocument(value: unknown, path: string): MetadataDocument {
   const object = expectObject(value, path);
-  rejectUnknownKeys(object, ['version', 'remote_schemas'], path);
+  rejectUnknownKeys(object, ['version', 'remote_schemas', ...LOCKDOWN_KEYS], path);
   const version = optional(object, 'version');
   if (version !== undefined && version !== 2 && version !== 3) {
     throw invalid(childPath(path, 'version'), 'expected metadata version 2 or 3');
@@ -341,5 +349,5 @@ export function validateDocument(value: unknown, path: string): MetadataDocument
     names.add(entry.name);
     return entry;
   });
-  return { version: 3, remote_schemas: entries };
+  return { version: 3, remote_schemas: entries, ...validateLockdownMetadata(object, path) };
 }

@@ -27,6 +27,12 @@ export function routingOf(schema: GraphQLSchema): Routing | undefined {
   return routingBySchema.get(schema);
 }
 
+/** `derived` (a copy of `schema` with fields added to some types) routes its root fields as `schema` does. */
+export function inheritRouting(schema: GraphQLSchema, derived: GraphQLSchema): void {
+  const routing = routingBySchema.get(schema);
+  if (routing) routingBySchema.set(derived, routing);
+}
+
 export const PLACEHOLDER_FIELD = 'no_queries_available';
 
 /** Hasura's schema before any remote is added. */

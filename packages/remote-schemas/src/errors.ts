@@ -37,7 +37,8 @@ interface RemoteErrorShape {
   extensions?: unknown;
 }
 
-function offsetOf(body: string, line: number, column: number): number | undefined {
+/** The offset in `body` of a 1-based line and column, `undefined` past its end. */
+export function offsetOf(body: string, line: number, column: number): number | undefined {
   let offset = 0;
   for (let current = 1; current < line; current++) {
     const next = body.indexOf('\n', offset);

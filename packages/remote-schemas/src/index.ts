@@ -24,3 +24,11 @@ export type {
   RemoteSchemaRegistry,
   TypeNamesCustomization,
 } from './types.js';
+export type {
+  RemoteFieldCall,
+  RemoteFieldPath,
+  RemoteRelationship,
+  RemoteRelationshipBatch,
+  RemoteRelationshipDefinition,
+  ToRemoteSchemaRelationship,
+} from './relationships/types.js';

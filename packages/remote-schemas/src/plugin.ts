@@ -8,12 +8,17 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { isAsyncIterable, mapAsyncIterator } from '@graphql-tools/utils';
 import { forwardTarget, type ForwardTarget } from './fast-path.js';
 import { roleSchemaInfo } from './permissions/role-schema.js';
-import type { RemoteRequest } from './remote-client.js';
+import { printCached, type RemoteRequest } from './remote-client.js';
 import { executePlan } from './plan/execute.js';
 import { planFor } from './plan/cache.js';
 import { loggerOf, permissionHooksOf, type PermissionHooks } from './registry.js';
+import type { Logger } from './options.js';
+import { executeJoins } from './relationships/join-execute.js';
+import { clientLocations } from './relationships/locations.js';
+import { joinPlanFor, type JoinPlan, type JoinRefusal } from './relationships/join-plan.js';
 import type { RemoteSchemaRegistry } from './types.js';
 
 /**
@@ -25,10 +30,11 @@ function queryTextOf(args: ExecutionArgs): string | undefined {
   return typeof params?.query === 'string' ? params.query : undefined;
 }
 
-function requestOf(args: ExecutionArgs): RemoteRequest {
+/** `clientText`: the document is the client's own (not one the gateway derived from it), its text may be sent. */
+function requestOf(args: ExecutionArgs, clientText = true): RemoteRequest {
   return {
     document: args.document,
-    text: queryTextOf(args),
+    text: clientText ? queryTextOf(args) : undefined,
     variables: args.variableValues,
     operationName: args.operationName,
     schema: args.schema,
@@ -48,15 +54,19 @@ function variableErrors(args: ExecutionArgs): ExecutionResult | undefined {
   return coerced.errors ? { errors: coerced.errors } : undefined;
 }
 
-function forward({ remote, operation }: ForwardTarget, args: ExecutionArgs): Promise<ExecutionResult> {
+function forward({ remote, operation }: ForwardTarget, args: ExecutionArgs, clientText = true): Promise<ExecutionResult> {
   const refused = variableErrors(args);
   if (refused) return Promise.resolve(refused);
   // Yoga executes queries and mutations here; the kind decides whether a call may be resent.
-  return remote.client.send(requestOf(args), args.contextValue, operation === 'mutation' ? 'mutation' : 'query');
+  return remote.client.send(requestOf(args, clientText), args.contextValue, operation === 'mutation' ? 'mutation' : 'query');
 }
 
-function forwardSubscription({ remote }: ForwardTarget, args: ExecutionArgs): AsyncIterableIterator<ExecutionResult> | ExecutionResult {
-  return variableErrors(args) ?? remote.client.subscribe(requestOf(args), args.contextValue);
+function forwardSubscription(
+  { remote }: ForwardTarget,
+  args: ExecutionArgs,
+  clientText = true,
+): AsyncIterableIterator<ExecutionResult> | ExecutionResult {
+  return variableErrors(args) ?? remote.client.subscribe(requestOf(args, clientText), args.contextValue);
 }
 
 /**
@@ -72,6 +82,49 @@ function misplaced(hooks: PermissionHooks, args: ExecutionArgs): ExecutionResult
       '(getSession must find the session from the context Envelop\'s onEnveloped sees, before the context is built)',
   );
   return { errors: [new GraphQLError('Unexpected error.', { extensions: { code: 'unexpected' } })] };
+}
+
+type Runner = (args: ExecutionArgs) => Promise<ExecutionResult>;
+
+/**
+ * How an operation is answered by remotes alone: sent as it is (the fast path) or by a compiled
+ * plan; `undefined` when the gateway's execution is needed (local fields, introspection, what a
+ * plan cannot express). `clientText`: `document` is the client's own.
+ */
+function remoteRunner(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  logger: Logger | undefined,
+  clientText: boolean,
+): Runner | undefined {
+  const target = forwardTarget(schema, document, operationName);
+  // A document of ours is sent printed: its errors' locations are moved back into the client's.
+  if (target && !clientText) return async (args) => clientLocations(await forward(target, args, false), document, printCached(document));
+  if (target) return (args) => forward(target, args, clientText);
+  const plan = planFor(schema, document, operationName, logger);
+  if (!plan || plan.calls.some((call) => call.local)) return undefined;
+  return (args) => executePlan(plan, args);
+}
+
+/** The arguments of the base operation of a join plan: its document, and only the variables it defines. */
+function baseArgs(joins: JoinPlan, args: ExecutionArgs): ExecutionArgs {
+  const given = args.variableValues;
+  let variableValues: Record<string, unknown> | undefined;
+  if (given) {
+    variableValues = {};
+    for (const name of joins.baseVariables) if (Object.hasOwn(given, name)) variableValues[name] = given[name];
+  }
+  return { ...args, document: joins.base, variableValues };
+}
+
+/** Runs the base operation with `run`, then its joins. */
+function withJoins(joins: JoinPlan, run: (args: ExecutionArgs) => unknown): Runner {
+  return async (args) => executeJoins(joins, (await run(baseArgs(joins, args))) as ExecutionResult, args);
+}
+
+function joinRefused(joins: JoinRefusal): ExecutionResult {
+  return { errors: [new GraphQLError(`the operation cannot be executed: ${joins.refusal}`, { extensions: { code: 'validation-failed' } })] };
 }
 
 /**
@@ -99,11 +152,15 @@ export function remoteOperationRunner(
     const refused = hooks && misplaced(hooks, args);
     return refused ? Promise.resolve(refused) : run(args);
   };
-  const target = forwardTarget(schema, document, operationName);
-  if (target) return refusedOr((args) => forward(target, args));
-  const plan = planFor(schema, document, operationName, loggerOf(registry));
-  if (!plan || plan.calls.some((call) => call.local)) return undefined;
-  return refusedOr((args) => executePlan(plan, args));
+  const logger = loggerOf(registry);
+  const joins = joinPlanFor(schema, document, operationName, logger);
+  if (joins) {
+    if ('refusal' in joins) return refusedOr(() => Promise.resolve(joinRefused(joins)));
+    const base = remoteRunner(schema, joins.base, operationName, logger, false);
+    return base && refusedOr(withJoins(joins, base));
+  }
+  const run = remoteRunner(schema, document, operationName, logger, true);
+  return run && refusedOr(run);
 }
 
 /**
@@ -152,6 +209,20 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
         setExecuteFn(() => refused);
         return;
       }
+      const joins = joinPlanFor(args.schema, args.document, args.operationName, logger);
+      if (joins) {
+        if ('refusal' in joins) {
+          setExecuteFn(() => joinRefused(joins));
+          return;
+        }
+        const plan = planFor(args.schema, joins.base, args.operationName, logger);
+        // Sent as it is, by a plan, or executed on the stitched schema, then joined.
+        const base =
+          remoteRunner(args.schema, joins.base, args.operationName, logger, false) ??
+          (plan ? (executionArgs: ExecutionArgs) => executePlan(plan, executionArgs, executeFn) : executeFn);
+        setExecuteFn(withJoins(joins, base));
+        return;
+      }
       const target = forwardTarget(args.schema, args.document, args.operationName);
       if (target) {
         setExecuteFn((executionArgs) => forward(target, executionArgs));
@@ -161,10 +232,26 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
       // The local schema's root fields in a plan are executed as the operation would have been.
       if (plan) setExecuteFn((executionArgs) => executePlan(plan, executionArgs, executeFn));
     },
-    onSubscribe({ args, setSubscribeFn }) {
+    onSubscribe({ args, setSubscribeFn, subscribeFn }) {
       const refused = hooks && misplaced(hooks, args);
       if (refused) {
         setSubscribeFn(() => refused);
+        return;
+      }
+      const joins = joinPlanFor(args.schema, args.document, args.operationName, logger);
+      if (joins) {
+        if ('refusal' in joins) {
+          setSubscribeFn(() => joinRefused(joins));
+          return;
+        }
+        const target = forwardTarget(args.schema, joins.base, args.operationName);
+        // Each event of the base subscription is joined before it is sent.
+        setSubscribeFn(async (subscriptionArgs) => {
+          const base = baseArgs(joins, subscriptionArgs);
+          const stream = target ? forwardSubscription(target, base, false) : await subscribeFn(base);
+          if (!isAsyncIterable(stream)) return stream;
+          return mapAsyncIterator(stream as AsyncIterable<ExecutionResult>, (event) => executeJoins(joins, event, subscriptionArgs));
+        });
         return;
       }
       const target = forwardTarget(args.schema, args.document, args.operationName);

@@ -16,6 +16,8 @@ import type { RoleGrant } from './permissions/grant.js';
 import { buildRoleSchema, grantsWholeRemote, recordRoleSchema, type RemoteAccess } from './permissions/role-schema.js';
 import { validateRoleSchema, type RoleSchemaValidation } from './permissions/validate.js';
 import { redactUrls } from './redact.js';
+import { addRelationships, addRoleRelationships } from './relationships/schema.js';
+import type { CompiledRelationship } from './relationships/validate.js';
 import { RemoteClient, type ClientHooks } from './remote-client.js';
 import { fetchTransport, nodeTransport, type DisposableTransport } from './transport.js';
 import { SLICE_MS, runInSlices, yieldToEventLoop } from './slices.js';
@@ -41,6 +43,8 @@ interface State {
   grants: ReadonlyMap<string, ReadonlyMap<string, RoleGrant>>;
   /** The schemas of the roles served since this state went live (built on first use). */
   roles?: LRUCache<string, GraphQLSchema>;
+  /** The relationships whose fields the schema has (role schemas get those the role may use). */
+  relationships: readonly CompiledRelationship[];
 }
 
 /** The session as `schemaFor` reads it. */
@@ -63,6 +67,11 @@ interface Retry {
 
 function keyOf(entry: RemoteSchemaEntry): string {
   return JSON.stringify(entry.definition);
+}
+
+/** A problem of a remote itself, not of a permission or a relationship of it. */
+function isRemoteProblem(problem: RemoteSchemaProblem): boolean {
+  return problem.role === undefined && problem.relationship === undefined;
 }
 
 function problemOf(name: string, error: unknown): RemoteSchemaProblem {
@@ -112,7 +121,7 @@ class Registry implements RemoteSchemaRegistry {
       throw new TypeError(`createRemoteSchemaRegistry: "localSchema" is invalid: ${errors.map((e) => e.message).join('; ')}`);
     }
     const initial = compose(this.#local, this.#placeholder, []);
-    this.#live = { schema: initial.schema, entries: [], loaded: new Map(), problems: [], included: [], grants: new Map() };
+    this.#live = { schema: initial.schema, entries: [], loaded: new Map(), problems: [], included: [], grants: new Map(), relationships: [] };
     loggers.set(this, options.logger);
     if (options.enableRemoteSchemaPermissions) {
       permissionHooks.set(this, { getSession: options.getSession, logger: options.logger });
@@ -167,8 +176,9 @@ class Registry implements RemoteSchemaRegistry {
         `remote schema "${problem.name}": left out of the schema of role "${role}": ${redactUrls(problem.message)}`,
       );
     }
-    recordRoleSchema(composition.schema, { role, remotes: access });
-    return composition.schema;
+    const schema = addRoleRelationships(composition.schema, state.relationships, access);
+    recordRoleSchema(schema, { role, remotes: access });
+    return schema;
   }
 
   onSchemaChange(listener: (schema: GraphQLSchema) => void): () => void {
@@ -189,7 +199,7 @@ class Registry implements RemoteSchemaRegistry {
     const reload = new Set(options.reload === 'all' || options.reload === undefined ? [] : options.reload);
     const reloads = (name: string) => all || reload.has(name);
     const live = this.#live;
-    const liveProblems = new Map(live.problems.filter((p) => p.role === undefined).map((p) => [p.name, p]));
+    const liveProblems = new Map(live.problems.filter(isRemoteProblem).map((p) => [p.name, p]));
     const seen = new Set<string>();
     const outcomes = await Promise.all(
       desired.map(async (entry): Promise<LoadedRemote | RemoteSchemaProblem> => {
@@ -228,14 +238,17 @@ class Registry implements RemoteSchemaRegistry {
       ? await this.#checkPermissions(desired, loaded)
       : { grants: new Map<string, ReadonlyMap<string, RoleGrant>>(), problems: [] };
     problems.push(...permissions.problems);
-    const plan: RegistryPlan = { schema: composition.schema, problems };
+    const joined = addRelationships(composition.schema, desired, composition.included);
+    problems.push(...joined.problems);
+    const plan: RegistryPlan = { schema: joined.schema, problems };
     this.#plans.set(plan, {
-      schema: composition.schema,
+      schema: joined.schema,
       entries: [...desired],
       loaded,
       problems,
       included: composition.included,
       grants: permissions.grants,
+      relationships: joined.relationships,
     });
     return plan;
   }
@@ -432,7 +445,7 @@ class Registry implements RemoteSchemaRegistry {
     // A commit while we waited decided anew (and scheduled its own retries).
     if (this.#disposed || commits !== this.#commits || this.#live !== live) return;
     const state = this.#plans.get(plan);
-    const problem = plan.problems.find((p) => p.name === name && p.role === undefined);
+    const problem = plan.problems.find((p) => p.name === name && isRemoteProblem(p));
     if (state && problem?.code !== 'remote-schema-error') {
       this.#retries.delete(name);
       if (problem) {

@@ -15,6 +15,7 @@ import {
   isUnionType,
   type GraphQLArgument,
   type GraphQLField,
+  type GraphQLFieldConfigMap,
   type GraphQLInputField,
   type GraphQLNamedType,
   type GraphQLType,
@@ -52,11 +53,13 @@ export function shapeOf(type: GraphQLNamedType): string {
 /**
  * Copies of `types` whose references to the names in `shared` point to those shared instances
  * instead, so that the copies can sit in one schema next to them. Leaf types have no references
- * and are kept as they are; resolvers are kept.
+ * and are kept as they are; resolvers are kept. `extend` adds fields to object types (by name);
+ * their types are rewired as the others.
  */
 export function rewire(
   types: ReadonlyMap<string, GraphQLNamedType>,
   shared: ReadonlyMap<string, GraphQLNamedType>,
+  extend?: ReadonlyMap<string, GraphQLFieldConfigMap<unknown, unknown>>,
 ): Map<string, GraphQLNamedType> {
   const out = new Map<string, GraphQLNamedType>();
   const named = <T extends GraphQLNamedType>(type: T): T => (shared.get(type.name) ?? out.get(type.name) ?? type) as T;
@@ -69,9 +72,11 @@ export function rewire(
     if (shared.has(name)) continue;
     if (isObjectType(type) || isInterfaceType(type)) {
       const config = type.toConfig();
+      const extra = extend?.get(name);
+      const all = extra ? { ...config.fields, ...extra } : config.fields;
       const fields = () =>
         Object.fromEntries(
-          Object.entries(config.fields).map(([fieldName, field]) => [
+          Object.entries(all).map(([fieldName, field]) => [
             fieldName,
             {
               ...field,

@@ -1,4 +1,5 @@
 import type { ExecutionResult, GraphQLSchema } from 'graphql';
+import type { RemoteRelationship } from './relationships/types.js';
 
 /** A header sent to the remote: a literal value, or one read from the environment at call time. */
 export type RemoteSchemaHeader =
@@ -50,6 +51,8 @@ export interface RemoteSchemaEntry {
   definition: RemoteSchemaDefinition;
   /** Role-based schemas; used only when the registry enables remote schema permissions. */
   permissions?: readonly RemoteSchemaPermission[];
+  /** Fields added to this remote's object types whose values come from remotes (see `RemoteRelationship`). */
+  relationships?: readonly RemoteRelationship[];
 }
 
 /** Stable codes; the metadata API maps them to HTTP 400 bodies. */
@@ -63,6 +66,8 @@ export interface RemoteSchemaProblem {
   name: string;
   /** Set for a problem of the permission of this role on remote `name`. */
   role?: string;
+  /** Set for a problem of a relationship of remote `name`: its type (the remote's own name) and name. */
+  relationship?: { type_name: string; name: string };
   code: RemoteSchemaErrorCode;
   /**
    * Human-readable, e.g. `Inconsistent object: Duplicate remote field 'user'`, or for a permission

@@ -6,12 +6,14 @@ import { useMetadataApi } from '@svc-graphql/metadata-api';
 import { useRemoteSchemas } from '@svc-graphql/remote-schemas';
 import { ServerOptionError } from './errors.js';
 import { createAdminErrorMasking } from './http/admin-errors.js';
+import { loadConsole, useConsole } from './http/console.js';
 import { corsAnswerHeaders, createOriginPolicy, ownOrigins, useCors } from './http/cors.js';
 import { createDirectLane, handedOverSession, useDirectLaneHandover } from './http/direct-lane.js';
 import { graphiqlOptions, renderGraphiqlPage, useGraphiqlAssets } from './http/graphiql.js';
 import { boundedParserCaches, createLimitedParse, useOperationLimits, useRequestBodyLimit } from './http/limits.js';
 import { clientErrorAnswer, noteOperation, remoteCallCounter, trackRequests, upgradeLog, useRequestTracking } from './http/request-log.js';
 import { useServiceRoutes } from './http/routes.js';
+import { useSessionRoute } from './http/session-route.js';
 import { Cleanups, listen, shutDown } from './lifecycle.js';
 import { healthOf, openMetadata } from './metadata.js';
 import { createLogger, type Logger, type ServerLogger } from './observability/logger.js';
@@ -82,6 +84,8 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       onRemoteCall: countsRemoteCalls ? remoteCallCounter(records) : undefined,
       cleanups,
     });
+    // The console's build, read once (`enableConsole`); a missing build stops the start.
+    const consoleFiles = settings.enableConsole ? await loadConsole(settings.consoleRoot) : undefined;
     const parserCaches = boundedParserCaches();
     const limitedParse = createLimitedParse({ maxTokens: settings.maxQueryTokens });
     const masking = createAdminErrorMasking();
@@ -96,8 +100,11 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       useRequestTracking(records),
       // 3. CORS before any route: preflights are answered here, and every answer below gets its headers.
       useCors(origins),
-      // 4. Routes answered before any authentication: GraphiQL's files, /healthz, /v1/version, /v1/metrics.
+      // 4. Routes answered before any authentication: GraphiQL's files, the console, /v1/session
+      //    (which resolves the caller's own session itself), /healthz, /v1/version, /v1/metrics.
       useGraphiqlAssets(GRAPHQL_PATH),
+      ...(consoleFiles ? [useConsole(consoleFiles)] : []),
+      useSessionRoute({ resolve: (headers) => resolver.resolve(headers), logger }),
       useServiceRoutes({ version: VERSION, health: () => healthOf(service) }),
       ...(metrics ? [useMetricsEndpoint(metrics, { metricsSecret: settings.metricsSecret, adminSecret: settings.adminSecret })] : []),
       // 5. /v1/metadata authenticates on its own (admin only) and never reaches GraphQL.

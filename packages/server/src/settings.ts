@@ -266,8 +266,19 @@ export const SETTINGS = {
     default: false,
     description: 'no metrics kept, /v1/metrics is 404',
   }),
+  /** Serve the web console at `/console` (when off, `/console` answers 404). @default false */
+  enableConsole: setting({
+    flag: '--enable-console',
+    env: 'SVC_GRAPHQL_ENABLE_CONSOLE',
+    kind: flag,
+    default: false,
+    description: 'the web console at /console',
+  }),
 
   // Options only a program gives (no flag, no variable of their own).
+
+  /** The directory of the console's build. @default the `dist/` of the installed `@svc-graphql/console` */
+  consoleRoot: setting({ kind: text('DIR', { nonEmpty: true }), description: "the console's build" }),
 
   /** How long `close()` lets in-flight requests finish, in milliseconds. @default 10000 */
   shutdownTimeoutMs: setting({ kind: nonNegativeInteger('MS'), default: 10_000, description: 'how long close() lets requests finish' }),

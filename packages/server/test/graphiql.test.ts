@@ -1,19 +1,17 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { get, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type SvcGraphqlServer } from '../src/index.js';
+import { CHROMIUM, editorText, elsewhere, hasChromium, launchBrowser, typeInEditor as typeText } from './utils/browser.js';
 
 // The browser page at GET /v1/graphql: GraphiQL served from the installed packages (no CDN, so it
 // works without internet access), headers set in the page and never kept in the browser's storage.
 
 const ADMIN_SECRET = 'graphiql-test-admin-secret';
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) {
   console.warn(`graphiql.test.ts: ${CHROMIUM} is missing, the real-browser test is skipped (apt-get install -y chromium)`);
 }
@@ -148,52 +146,12 @@ describe('GraphiQL in a real browser (Chromium)', () => {
         })
       ).json()) as { data: { __typename: string } };
 
-      const profile = mkdtempSync(join(tmpdir(), 'svc-graphql-chromium-'));
-      let context: BrowserContext | undefined;
+      const browser = await launchBrowser();
       try {
-        context = await chromium.launchPersistentContext(profile, {
-          executablePath: CHROMIUM,
-          headless: true,
-          args: [
-            '--no-sandbox',
-            '--disable-gpu',
-            '--disable-quic',
-            '--no-first-run',
-            '--disable-background-networking',
-            '--disable-component-update',
-            '--disable-sync',
-            // As on a machine without internet: no name but the server's resolves.
-            '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
-          ],
-        });
-        const requested: string[] = [];
-        context.on('request', (request) => requested.push(request.url()));
-        const page = context.pages()[0] ?? (await context.newPage());
+        const { page, requested, problems } = browser;
         page.setDefaultTimeout(60_000);
-        page.on('websocket', (socket) => requested.push(socket.url()));
-        const problems: string[] = [];
-        page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-        page.on('console', (message) => {
-          if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
-        });
-
-        const editors = async (selector: string) => (await page.locator(selector).innerText()).replace(/\s+/g, ' ');
-        // Types into the focused editor, as a user does: the editor adds closing brackets and quotes
-        // of its own, which are cut off after the text (Escape closes a suggestion list first).
-        // Whether a typed closing bracket overtypes the editor's own depends on when the editor
-        // handles the keys, so the text is typed again (at most 5 times) until the editor shows it.
-        const typeInEditor = async (text: string, selector: string) => {
-          for (let attempt = 0; attempt < 5; attempt++) {
-            await page.keyboard.press('ControlOrMeta+A');
-            await page.keyboard.press('Delete');
-            await page.keyboard.type(text);
-            await page.keyboard.press('Escape');
-            await page.keyboard.press('Shift+ControlOrMeta+End');
-            await page.keyboard.press('Delete');
-            if ((await editors(selector)) === text) return;
-            await page.waitForTimeout(250);
-          }
-        };
+        const editors = (selector: string) => editorText(page, selector);
+        const typeInEditor = (text: string, selector: string) => typeText(page, text, selector);
 
         await page.goto(`${server.url}/v1/graphql`);
         expect(await page.title()).toBe('svc-graphql');
@@ -222,12 +180,9 @@ describe('GraphiQL in a real browser (Chromium)', () => {
 
         expect(problems).toEqual([]);
         expect(requested.length).toBeGreaterThan(5);
-        const own = new URL(server.url).host;
-        const elsewhere = requested.filter((url) => !url.startsWith('data:') && new URL(url).host !== own);
-        expect(elsewhere).toEqual([]);
+        expect(elsewhere(requested, server.url)).toEqual([]);
       } finally {
-        await context?.close();
-        rmSync(profile, { recursive: true, force: true });
+        await browser.close();
       }
     },
     // Starting Chromium and loading 9 MB of scripts on a busy machine.

@@ -114,6 +114,18 @@ const EXPECTED_FROM_JSON = {
           comment: 'anonymous visitors: a fixed greeting',
         },
       ],
+      // The relationship to another remote schema is kept; the one to a database is left out.
+      remote_relationships: [
+        {
+          type_name: 'User',
+          relationships: [
+            {
+              name: 'twin',
+              definition: { to_remote_schema: { remote_schema: 'catalog', lhs_fields: ['id'], remote_field: { user: { arguments: { id: '$id' } } } } },
+            },
+          ],
+        },
+      ],
     },
     {
       name: 'catalog',
@@ -143,12 +155,33 @@ const EXPECTED_FROM_JSON = {
       ],
     },
   ],
+  query_collections: [
+    {
+      name: 'allowed-queries',
+      definition: {
+        queries: [
+          { name: 'MyOrders', query: 'query MyOrders { orders { id total } }' },
+          { name: 'Greeting', query: 'query Greeting { accounts { hello } }' },
+        ],
+      },
+    },
+  ],
+  allowlist: [{ collection: 'allowed-queries', scope: { global: true } }],
+  // Session variables of rate limits renamed, the rest as written.
+  api_limits: {
+    disabled: false,
+    depth_limit: { global: 10, per_role: {} },
+    rate_limit: {
+      global: { max_reqs_per_min: 600, unique_params: 'IP' },
+      per_role: { user: { max_reqs_per_min: 60, unique_params: ['x-svc-user-id', 'x-svc-Org-Id'] } },
+    },
+  },
 };
 
 const JSON_STDERR =
   'reads environment: ACCOUNTS_REMOTE_TOKEN, ACCOUNTS_REMOTE_URL, CATALOG_REMOTE_URL\n' +
   'skipped: 1 source, 3 tables, 1 function, 1 event trigger, 2 remote relationships, 2 actions, 3 custom types, ' +
-  '1 query collection, 1 allow list entry, 1 cron trigger, 1 REST endpoint, 1 inherited role, 1 API limits config\n';
+  '1 cron trigger, 1 REST endpoint, 1 inherited role\n';
 
 const EXPECTED_FROM_PROJECT = {
   version: 3,
@@ -190,14 +223,28 @@ const EXPECTED_FROM_PROJECT = {
         headers: [{ name: 'Authorization', value_from_env: 'ACCOUNTS_REMOTE_TOKEN' }],
         customization: { root_fields_namespace: 'accounts' },
       },
+      remote_relationships: [
+        {
+          type_name: 'User',
+          relationships: [
+            {
+              name: 'greeting',
+              definition: { to_remote_schema: { remote_schema: 'payments', lhs_fields: ['id'], remote_field: { payment: { arguments: { id: '$id' } } } } },
+            },
+          ],
+        },
+      ],
     },
   ],
+  query_collections: [{ name: 'allowed-queries', definition: { queries: [{ name: 'MyOrders', query: 'query MyOrders {\n  orders {\n    id\n  }\n}' }] } }],
+  allowlist: [{ collection: 'allowed-queries' }],
+  // api_limits.yaml holds `{}`: nothing is set, so it is left out.
+  graphql_schema_introspection: { disabled_for_roles: ['guest'] },
 };
 
 const PROJECT_STDERR =
   'reads environment: ACCOUNTS_REMOTE_TOKEN, ACCOUNTS_REMOTE_URL, PAYMENTS_API_KEY\n' +
-  'skipped: 2 sources, 2 tables, 1 function, 2 event triggers, 2 remote relationships, 1 action, 2 custom types, ' +
-  '1 query collection, 1 allow list entry, 1 introspection config\n';
+  'skipped: 2 sources, 2 tables, 1 function, 2 event triggers, 2 remote relationships, 1 action, 2 custom types\n';
 
 const printed = (document: unknown) => `${JSON.stringify(document, null, 2)}\n`;
 
@@ -394,6 +441,81 @@ describe('convertHasuraMetadata', () => {
       ],
     });
   });
+
+  it('keeps relationships between remote schemas as written but the x-hasura- prefix, and counts those to a database', () => {
+    const toUsers = {
+      to_remote_schema: {
+        remote_schema: 'users',
+        lhs_fields: ['userId'],
+        remote_field: { tenant: { arguments: { name: 'X-Hasura-Tenant', note: null }, field: { user: { arguments: { id: '$userId', tags: ['x-hasura-a', 'b'] } } } } },
+      },
+    };
+    const converted = convertHasuraMetadata(
+      {
+        version: 3,
+        remote_schemas: [
+          {
+            name: 'orders',
+            definition: { url: 'https://orders.example.com/graphql' },
+            remote_relationships: [
+              {
+                type_name: 'Order',
+                relationships: [
+                  { name: 'user', definition: toUsers },
+                  { name: 'rows', definition: { to_source: { source: 'default', table: 'rows', relationship_type: 'array', field_mapping: { id: 'order_id' } } } },
+                ],
+              },
+              { type_name: 'Line', relationships: [{ name: 'rows', definition: { to_source: { source: 'default', table: 'rows' } } }] },
+            ],
+          },
+        ],
+      },
+      'metadata.json',
+    );
+    expect(converted.document.remote_schemas[0]).toEqual({
+      name: 'orders',
+      definition: { url: 'https://orders.example.com/graphql' },
+      remote_relationships: [
+        {
+          type_name: 'Order',
+          relationships: [
+            {
+              name: 'user',
+              definition: {
+                to_remote_schema: {
+                  ...toUsers.to_remote_schema,
+                  remote_field: { tenant: { arguments: { name: 'x-svc-Tenant', note: null }, field: { user: { arguments: { id: '$userId', tags: ['x-svc-a', 'b'] } } } } },
+                },
+              },
+            },
+          ],
+        },
+      ],
+    });
+    expect(converted.skipped).toEqual([{ kind: 'remote relationships', count: 2 }]);
+  });
+});
+
+describe('convertHasuraMetadata: the lock-down parts', () => {
+  it('keeps them as written, renames the session variables of rate limits, and refuses a part of the wrong shape', () => {
+    const metadata = {
+      version: 3,
+      api_limits: { rate_limit: { global: { max_reqs_per_min: 5, unique_params: ['X-Hasura-User-Id', 'x-svc-kept'] } }, node_limit: null },
+      graphql_schema_introspection: { disabled_for_roles: [] },
+      allowlist: [],
+    };
+    expect(convertHasuraMetadata(metadata, 'm.json').document).toEqual({
+      version: 3,
+      remote_schemas: [],
+      api_limits: { rate_limit: { global: { max_reqs_per_min: 5, unique_params: ['x-svc-User-Id', 'x-svc-kept'] } } },
+    });
+    expect(() => convertHasuraMetadata({ version: 3, query_collections: {} }, 'm.json')).toThrow(
+      new ImportError('m.json', 'not Hasura metadata: "query_collections" is not a list'),
+    );
+    expect(() => convertHasuraMetadata({ version: 3, api_limits: [] }, 'm.json')).toThrow(
+      new ImportError('m.json', 'not Hasura metadata: "api_limits" is not an object'),
+    );
+  });
 });
 
 describe('renamePresetSessionVariables', () => {
@@ -509,7 +631,15 @@ describe('svc-graphql import-hasura-metadata: the printed document on a running 
         status: 200,
         body: { message: 'success' },
       });
-      expect(await metadata({ type: 'export_metadata', args: {} })).toEqual({ status: 200, body: EXPECTED_FROM_JSON });
+      // An allow-list entry of the default scope exports as {collection}.
+      expect(await metadata({ type: 'export_metadata', args: {} })).toEqual({
+        status: 200,
+        body: { ...EXPECTED_FROM_JSON, allowlist: [{ collection: 'allowed-queries' }] },
+      });
+
+      // The relationship between the two remote schemas answers as it did in Hasura.
+      const joined = await graphql('{ accounts { user(id: "1") { id twin { __typename id name } } } }', { 'x-svc-admin-secret': ADMIN_SECRET });
+      expect(joined.body).toEqual({ data: { accounts: { user: { id: '1', twin: { __typename: 'Catalog_User', id: '1', name: 'Ada' } } } } });
 
       const user = { authorization: `Bearer ${await token({ 'x-svc-user-id': '2', 'x-svc-user-name': 'Grace' })}` };
       const read = await graphql('{ accounts { hello user { __typename id name } echoHeaders } }', user);

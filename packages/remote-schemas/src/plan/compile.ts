@@ -438,8 +438,8 @@ class Compiler {
   }
 }
 
-/** Rewrites the selections of one remote's part of an operation into the remote's own names. */
-class Rewriter {
+/** Rewrites the selections of one remote's part of an operation (or of a relationship's target) into the remote's own names. */
+export class Rewriter {
   readonly variables = new Set<string>();
   readonly #schema: GraphQLSchema;
   readonly #renaming: Renaming;
@@ -609,7 +609,7 @@ function merge(into: TypenameMap, from: TypenameMap): void {
 }
 
 /** `undefined` when nothing below `map` renames anything. */
-function prune(map: TypenameMap): TypenameMap | undefined {
+export function prune(map: TypenameMap): TypenameMap | undefined {
   const out: TypenameMap = {};
   if (map.typename?.size) out.typename = map.typename;
   for (const [key, child] of map.children ?? []) {

@@ -127,7 +127,7 @@ function assemble(plan: Plan, results: readonly ExecutionResult[], variables: Re
 }
 
 /** Renames `__typename` answers in place (the data was just parsed from the remote's answer). */
-function rename(value: unknown, map: TypenameMap, toPublic: ReadonlyMap<string, string>): void {
+export function rename(value: unknown, map: TypenameMap, toPublic: ReadonlyMap<string, string>): void {
   if (value === null || typeof value !== 'object') return;
   if (Array.isArray(value)) {
     for (const item of value) rename(item, map, toPublic);

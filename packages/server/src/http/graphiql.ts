@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
+import { acceptsGzip } from './static-files.js';
 
 const gzip = promisify(gzipCallback);
 
@@ -215,14 +216,4 @@ export function useGraphiqlAssets(graphqlPath: string): Plugin {
       response.headers.set('cache-control', 'no-cache');
     },
   };
-}
-
-function acceptsGzip(header: string | null): boolean {
-  if (header === null) return false;
-  return header.split(',').some((part) => {
-    const [coding, ...params] = part.trim().toLowerCase().split(';');
-    if (coding !== 'gzip' && coding !== '*') return false;
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    return q === undefined || Number(q.slice(2)) > 0;
-  });
 }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { sampleTypeDefs } from '@svc-graphql/sample-remotes';
 import { partialRecord, sometimes } from './fuzz-common.js';
+import { lockdownArgs } from './fuzz-lockdown.js';
 import { SAMPLE, USER_ROLE } from './fuzz-server.js';
 import { OPERATION_TYPES } from '../../../metadata-api/src/request.js';
 
@@ -129,6 +130,30 @@ const permissionSchema = fc.oneof(
   { weight: 1, arbitrary: anyJson },
 );
 
+const relationshipType = fc.oneof(fc.constantFrom('User', 'Post', 'Message', 'Query', 'Role', 'Nope'), anyJson);
+const relationshipName = fc.oneof(fc.constantFrom('author', 'self', 'posts', 'name', '__x', ''), anyJson);
+const argumentValue = fc.oneof(
+  fc.constantFrom('$id', '$name', '$role', '$', '$1x', 'x', 1, 'ADMIN', ['$id'], { a: '$id' }, null),
+  anyJson,
+);
+/** A relationship from the sample remote to itself, its parts right or wrong. */
+const relationshipDefinition = fc.record({
+  to_remote_schema: partialRecord({
+    remote_schema: [fc.oneof(fc.constantFrom(SAMPLE, 'fuzz_a'), anyJson), 95],
+    lhs_fields: [fc.oneof(fc.array(fc.constantFrom('id', 'name', 'role', 'posts', 'nope'), { maxLength: 2 }), anyJson), 90],
+    remote_field: [
+      fc.oneof(
+        fc.record({ user: fc.record({ arguments: fc.dictionary(fc.constantFrom('id', 'role', 'nope'), argumentValue, { maxKeys: 2 }) }) }),
+        fc.record({ users: fc.record({ arguments: fc.dictionary(fc.constantFrom('role'), argumentValue, { maxKeys: 1 }) }) }),
+        fc.constantFrom({}, { a: { arguments: {} }, b: { arguments: {} } }, { hello: {} }),
+        anyJson,
+      ),
+      90,
+    ],
+    batch: [fc.oneof(fc.record({ argument: fc.constantFrom('id', 'role') }), anyJson), 10],
+  }),
+});
+
 function argsFor(type: (typeof OPERATION_TYPES)[number], urls: MetadataUrls, document: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
   switch (type) {
     case 'add_remote_schema':
@@ -152,6 +177,13 @@ function argsFor(type: (typeof OPERATION_TYPES)[number], urls: MetadataUrls, doc
         .map(([n, r, d, rest]) => ({ remote_schema: n, role: r, definition: d, ...rest }));
     case 'drop_remote_schema_permissions':
       return fc.record({ remote_schema: name, role });
+    case 'create_remote_schema_remote_relationship':
+    case 'update_remote_schema_remote_relationship':
+      return fc
+        .tuple(name, relationshipType, relationshipName, fc.oneof({ weight: 4, arbitrary: relationshipDefinition }, { weight: 1, arbitrary: anyJson }))
+        .map(([n, t, r, d]) => ({ remote_schema: n, type_name: t, name: r, definition: d }));
+    case 'delete_remote_schema_remote_relationship':
+      return fc.tuple(name, relationshipType, relationshipName).map(([n, t, r]) => ({ remote_schema: n, type_name: t, name: r }));
     case 'export_metadata':
     case 'get_inconsistent_metadata':
     case 'drop_inconsistent_metadata':
@@ -170,6 +202,8 @@ function argsFor(type: (typeof OPERATION_TYPES)[number], urls: MetadataUrls, doc
       return partialRecord({ reload_remote_schemas: [fc.oneof(fc.boolean(), fc.array(name, { maxLength: 3 }), anyJson), 60] });
     case 'bulk':
       return fc.constant([]);
+    default:
+      return lockdownArgs(type, name, role, anyJson);
   }
 }
 

@@ -2,9 +2,13 @@
  * The conversion of Hasura v2 metadata (the value of `export_metadata`, either version of its
  * answer) into the svc-graphql document: its remote schemas and their permissions, the
  * `x-hasura-` prefix renamed to `x-svc-` (header names, session variables named by `@preset`),
- * everything else kept as written, and a count of what was left out.
+ * everything else kept as written (remote relationships between remote schemas, query
+ * collections, the allow list, API limits and introspection options included), and a count of
+ * what was left out.
  */
 import { Kind, parse as parseGraphql, visit, type ConstValueNode, type ValueNode } from 'graphql';
+import { convertLockdownParts, LOCKDOWN_KEYS, type ImportedLockdownParts } from './lockdown.js';
+import { convertRemoteRelationships } from './relationships.js';
 
 /** A path that cannot be read, or that is not Hasura metadata. `where` is the file at fault, as the user would name it. */
 export class ImportError extends Error {
@@ -25,8 +29,8 @@ export interface SkippedKind {
 }
 
 export interface ImportResult {
-  /** The svc-graphql metadata document: `{version: 3, remote_schemas: […]}`. */
-  document: { version: 3; remote_schemas: Array<Record<string, unknown>> };
+  /** The svc-graphql metadata document: `{version: 3, remote_schemas: […]}`, then the lock-down parts that are set. */
+  document: { version: 3; remote_schemas: Array<Record<string, unknown>> } & ImportedLockdownParts;
   /** Names of the environment variables the document reads (`url_from_env`, `value_from_env`), sorted, each once. */
   environment: string[];
   /** What was left out, in the order of {@link SKIPPED_KINDS}, then unknown top-level keys in document order. */
@@ -62,13 +66,9 @@ export const SKIPPED_KINDS = [
   { id: 'stored_procedures', singular: 'stored procedure', plural: 'stored procedures' },
   { id: 'actions', singular: 'action', plural: 'actions' },
   { id: 'custom_types', singular: 'custom type', plural: 'custom types' },
-  { id: 'query_collections', singular: 'query collection', plural: 'query collections' },
-  { id: 'allowlist', singular: 'allow list entry', plural: 'allow list entries' },
   { id: 'cron_triggers', singular: 'cron trigger', plural: 'cron triggers' },
   { id: 'rest_endpoints', singular: 'REST endpoint', plural: 'REST endpoints' },
   { id: 'inherited_roles', singular: 'inherited role', plural: 'inherited roles' },
-  { id: 'api_limits', singular: 'API limits config', plural: 'API limits configs' },
-  { id: 'graphql_schema_introspection', singular: 'introspection config', plural: 'introspection configs' },
   { id: 'network', singular: 'network config', plural: 'network configs' },
   { id: 'metrics_config', singular: 'metrics config', plural: 'metrics configs' },
   { id: 'backend_configs', singular: 'backend config', plural: 'backend configs' },
@@ -80,22 +80,18 @@ type SkippedId = (typeof SKIPPED_KINDS)[number]['id'];
 /** Top-level keys whose whole content is left out, each counted as one kind. */
 const LISTS: readonly SkippedId[] = [
   'actions',
-  'query_collections',
-  'allowlist',
   'cron_triggers',
   'rest_endpoints',
   'inherited_roles',
 ];
 const SETTINGS: readonly SkippedId[] = [
-  'api_limits',
-  'graphql_schema_introspection',
   'network',
   'metrics_config',
   'backend_configs',
   'opentelemetry',
 ];
 /** Top-level keys read here: the rest is reported by its own name. */
-const KNOWN_KEYS = new Set<string>(['version', 'remote_schemas', 'sources', 'tables', 'functions', 'custom_types', ...LISTS, ...SETTINGS]);
+const KNOWN_KEYS = new Set<string>(['version', 'remote_schemas', 'sources', 'tables', 'functions', 'custom_types', ...LISTS, ...SETTINGS, ...LOCKDOWN_KEYS]);
 
 function listLength(value: unknown): number {
   return Array.isArray(value) ? value.length : 0;
@@ -135,12 +131,10 @@ export function convertHasuraMetadata(input: unknown, where: string): ImportResu
     if (!isObject(entry) || typeof entry['name'] !== 'string' || !isObject(entry['definition'])) {
       throw notMetadata(where, `${path} is not a remote schema (expected "name" and "definition")`);
     }
-    const relationships = entry['remote_relationships'];
-    if (Array.isArray(relationships)) {
-      // `[{type_name, relationships: […]}]`: one per relationship.
-      for (const group of relationships) add('remote_relationships', isObject(group) ? listLength(group['relationships']) : 1);
-    }
-    return convertRemoteSchema(entry, path, environment, where);
+    // Relationships to other remote schemas are kept; those to a database are counted as left out.
+    const relationships = convertRemoteRelationships(entry['remote_relationships'], renameHasuraPrefix);
+    add('remote_relationships', relationships.skipped);
+    return convertRemoteSchema(entry, path, environment, where, relationships.kept);
   });
 
   const sources = metadata['sources'];
@@ -181,8 +175,16 @@ export function convertHasuraMetadata(input: unknown, where: string): ImportResu
     if (count > 0) skipped.push({ kind: key, count });
   }
 
+  // Query collections, the allow list, API limits and introspection options are kept.
+  const lockdown = convertLockdownParts(metadata, {
+    rename: renameHasuraPrefix,
+    copyWithoutNulls,
+    fail: (reason) => {
+      throw notMetadata(where, reason);
+    },
+  });
   return {
-    document: { version: 3, remote_schemas: entries },
+    document: { version: 3, remote_schemas: entries, ...lockdown },
     environment: [...environment].sort(),
     skipped,
   };
@@ -219,7 +221,7 @@ function copyWithoutNulls(value: unknown): unknown {
   return value;
 }
 
-function convertRemoteSchema(entry: JsonObject, path: string, environment: Set<string>, where: string): JsonObject {
+function convertRemoteSchema(entry: JsonObject, path: string, environment: Set<string>, where: string, relationships: JsonObject[] | undefined): JsonObject {
   const definition = copyWithoutNulls(entry['definition']) as JsonObject;
   if (typeof definition['url_from_env'] === 'string') environment.add(definition['url_from_env']);
   const headers = definition['headers'];
@@ -233,9 +235,11 @@ function convertRemoteSchema(entry: JsonObject, path: string, environment: Set<s
 
   const result: Array<[string, unknown]> = [];
   for (const [key, value] of Object.entries(entry)) {
-    // Remote relationships are reported as skipped; nulls mean "not set".
-    if (key === 'remote_relationships' || value === null) continue;
-    if (key === 'definition') result.push([key, definition]);
+    // Nulls mean "not set".
+    if (value === null) continue;
+    if (key === 'remote_relationships') {
+      if (relationships !== undefined) result.push([key, relationships]);
+    } else if (key === 'definition') result.push([key, definition]);
     else if (key === 'permissions') result.push([key, convertPermissions(value, `${path}.permissions`, where)]);
     else result.push([key, copyWithoutNulls(value)]);
   }

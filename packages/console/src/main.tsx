@@ -1,0 +1,15 @@
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { App } from './app.js';
+import { ConsoleProvider } from './state.js';
+import './styles.css';
+
+const root = document.getElementById('root');
+if (!root) throw new Error('the page has no #root element');
+createRoot(root).render(
+  <StrictMode>
+    <ConsoleProvider>
+      <App />
+    </ConsoleProvider>
+  </StrictMode>,
+);

@@ -1,0 +1,304 @@
+import { readFile } from 'node:fs/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { QUERY_COLLECTION_BOUNDS } from '../src/index.js';
+import { A, startFixture, type Fixture } from './utils/fixture.js';
+
+let fixture: Fixture;
+const post = (body: unknown) => fixture.server.post(body);
+const call = (type: string, args: unknown) => post({ type, args });
+const exportMetadata = async () => (await call('export_metadata', {})).body as Record<string, unknown>;
+const success = { status: 200, body: { message: 'success' } };
+const refused = (code: string, error: string, path: string, status = 400) => ({ status, body: { error, path, code } });
+
+const Q1 = { name: 'q1', query: 'query Q1 { a }' };
+const Q2 = { name: 'q2', query: '# a comment\nquery Q2($id: ID!) { user(id: $id) { ...F } }\nfragment F on User { id __typename }' };
+
+const create = (name: string, queries: unknown[] = [Q1], extra: Record<string, unknown> = {}) =>
+  call('create_query_collection', { name, definition: { queries }, ...extra });
+
+beforeEach(async () => {
+  fixture = await startFixture();
+});
+afterEach(async () => {
+  await fixture.close();
+});
+
+describe('create_query_collection', () => {
+  it('stores the collection with its queries as written and exports it after remote_schemas', async () => {
+    expect(await create('app', [Q1, Q2], { comment: 'the app' })).toEqual(success);
+    expect(await exportMetadata()).toEqual({
+      version: 3,
+      remote_schemas: [],
+      query_collections: [{ name: 'app', definition: { queries: [Q1, Q2] }, comment: 'the app' }],
+    });
+    // The key order of the stored file is the export's.
+    const stored = JSON.parse(await readFile(fixture.file, 'utf8')) as { metadata: Record<string, unknown> };
+    expect(Object.keys(stored.metadata)).toEqual(['version', 'remote_schemas', 'query_collections']);
+  });
+
+  it('takes queries on fields no remote serves: they are parsed, not checked against the schema', async () => {
+    expect(await create('later', [{ name: 'x', query: '{ not_yet_there(arg: 1) { id } }' }])).toEqual(success);
+  });
+
+  it('refuses a name that is taken with already-exists', async () => {
+    await create('app');
+    expect(await create('app')).toEqual(refused('already-exists', 'query collection with name "app" already exists', '$.args.name'));
+  });
+
+  it('refuses a query that is not a GraphQL document with parse-failed, naming the query', async () => {
+    const response = await create('app', [Q1, { name: 'broken', query: 'query { a ' }]);
+    expect(response).toEqual(
+      refused('parse-failed', 'query "broken" is not a valid GraphQL document: Syntax Error: Expected Name, found <EOF>.', '$.args.definition.queries[1].query'),
+    );
+    expect(await exportMetadata()).toEqual({ version: 3, remote_schemas: [] });
+  });
+
+  it('refuses type definitions, documents without an operation and hostile nesting with parse-failed', async () => {
+    expect(await create('c', [{ name: 'sdl', query: 'type Query { a: Int }' }])).toEqual(
+      refused('parse-failed', 'query "sdl" must hold only operations and fragments, not a ObjectTypeDefinition', '$.args.definition.queries[0].query'),
+    );
+    expect(await create('c', [{ name: 'frag', query: 'fragment F on Query { a }' }])).toEqual(
+      refused('parse-failed', 'query "frag" holds no operation', '$.args.definition.queries[0].query'),
+    );
+    const deep = `${'{ a '.repeat(20_000)}${'}'.repeat(20_000)}`;
+    const response = await create('c', [{ name: 'deep', query: deep }]);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'parse-failed', path: '$.args.definition.queries[0].query' });
+  });
+
+  it('refuses two queries of one name with already-exists', async () => {
+    expect(await create('app', [Q1, { ...Q2, name: 'q1' }])).toEqual(
+      refused('already-exists', 'query with name "q1" already exists in collection "app"', '$.args.definition.queries[1].name'),
+    );
+  });
+
+  it('names the field and the problem for every malformed argument', async () => {
+    expect(await call('create_query_collection', { name: 'x' })).toEqual(refused('invalid-params', 'key "definition" not found', '$.args'));
+    expect(await call('create_query_collection', { name: '', definition: { queries: [] } })).toEqual(
+      refused('invalid-params', 'expected a non-empty string', '$.args.name'),
+    );
+    expect(await call('create_query_collection', { name: 'x', definition: { queries: {} } })).toEqual(
+      refused('invalid-params', 'expected an array', '$.args.definition.queries'),
+    );
+    expect(await call('create_query_collection', { name: 'x', definition: { queries: [{ name: 'q' }] } })).toEqual(
+      refused('invalid-params', 'key "query" not found', '$.args.definition.queries[0]'),
+    );
+    expect(await call('create_query_collection', { name: 'x', definition: { queries: [{ name: 'q', query: 1 }] } })).toEqual(
+      refused('invalid-params', 'expected a string', '$.args.definition.queries[0].query'),
+    );
+    expect(await call('create_query_collection', { name: 'x', definition: { queries: [], extra: 1 } })).toEqual(
+      refused('invalid-params', 'unknown field "extra"', '$.args.definition.extra'),
+    );
+    expect(await call('create_query_collection', { name: 'x', definition: { queries: [] }, comment: 5 })).toEqual(
+      refused('invalid-params', 'expected a string', '$.args.comment'),
+    );
+  });
+
+  it('bounds the length of a query and the number of queries of a collection', async () => {
+    const { maxQueryLength, maxQueriesPerCollection } = QUERY_COLLECTION_BOUNDS;
+    const long = `{ a${' '.repeat(maxQueryLength)}}`;
+    expect(await create('c', [{ name: 'long', query: long }])).toEqual(
+      refused('invalid-params', `query "long" is longer than ${String(maxQueryLength)} characters`, '$.args.definition.queries[0].query'),
+    );
+    const many = Array.from({ length: maxQueriesPerCollection + 1 }, (_, index) => ({ name: `q${String(index)}`, query: '{a}' }));
+    expect(await create('c', many)).toEqual(
+      refused('invalid-params', `a query collection holds at most ${String(maxQueriesPerCollection)} queries`, '$.args.definition.queries'),
+    );
+  });
+});
+
+describe('add_query_to_collection and drop_query_from_collection', () => {
+  it('add a query at the end and drop it by name', async () => {
+    await create('app');
+    expect(await call('add_query_to_collection', { collection_name: 'app', query_name: 'q2', query: Q2.query })).toEqual(success);
+    expect((await exportMetadata())['query_collections']).toEqual([{ name: 'app', definition: { queries: [Q1, Q2] } }]);
+    expect(await call('drop_query_from_collection', { collection_name: 'app', query_name: 'q1' })).toEqual(success);
+    expect((await exportMetadata())['query_collections']).toEqual([{ name: 'app', definition: { queries: [Q2] } }]);
+  });
+
+  it('answer not-exists, already-exists and parse-failed', async () => {
+    await create('app');
+    expect(await call('add_query_to_collection', { collection_name: 'nope', query_name: 'q', query: '{a}' })).toEqual(
+      refused('not-exists', 'query collection with name "nope" does not exist', '$.args.collection_name'),
+    );
+    expect(await call('add_query_to_collection', { collection_name: 'app', query_name: 'q1', query: '{a}' })).toEqual(
+      refused('already-exists', 'query with name "q1" already exists in collection "app"', '$.args.query_name'),
+    );
+    expect(await call('add_query_to_collection', { collection_name: 'app', query_name: 'bad', query: '{' })).toEqual(
+      refused('parse-failed', 'query "bad" is not a valid GraphQL document: Syntax Error: Expected Name, found <EOF>.', '$.args.query'),
+    );
+    expect(await call('drop_query_from_collection', { collection_name: 'app', query_name: 'nope' })).toEqual(
+      refused('not-exists', 'query with name "nope" not found in collection "app"', '$.args.query_name'),
+    );
+    expect(await call('drop_query_from_collection', { collection_name: 'nope', query_name: 'q1' })).toEqual(
+      refused('not-exists', 'query collection with name "nope" does not exist', '$.args.collection_name'),
+    );
+  });
+});
+
+describe('the allow list', () => {
+  it('exports an entry of the default scope as {collection}, a role scope with its roles', async () => {
+    await create('everyone');
+    await create('editors');
+    expect(await call('add_collection_to_allowlist', { collection: 'everyone' })).toEqual(success);
+    expect(await call('add_collection_to_allowlist', { collection: 'editors', scope: { global: false, roles: ['editor', 'user'] } })).toEqual(success);
+    expect((await exportMetadata())['allowlist']).toEqual([
+      { collection: 'everyone' },
+      { collection: 'editors', scope: { global: false, roles: ['editor', 'user'] } },
+    ]);
+  });
+
+  it('takes the same collection with the same scope again, and refuses it with another scope', async () => {
+    await create('app');
+    await call('add_collection_to_allowlist', { collection: 'app', scope: { global: true } });
+    const version = fixture.service.resourceVersion();
+    expect(await call('add_collection_to_allowlist', { collection: 'app' })).toEqual(success);
+    expect(fixture.service.resourceVersion()).toBe(version);
+    expect(await call('add_collection_to_allowlist', { collection: 'app', scope: { global: false, roles: ['user'] } })).toEqual(
+      refused(
+        'already-exists',
+        'collection "app" already exists in the allowlist with another scope; to change its scope, use update_scope_of_collection_in_allowlist',
+        '$.args.collection',
+      ),
+    );
+  });
+
+  it('changes a scope with update_scope_of_collection_in_allowlist and drops an entry', async () => {
+    await create('app');
+    await call('add_collection_to_allowlist', { collection: 'app' });
+    expect(await call('update_scope_of_collection_in_allowlist', { collection: 'app', scope: { global: false, roles: ['user'] } })).toEqual(success);
+    expect((await exportMetadata())['allowlist']).toEqual([{ collection: 'app', scope: { global: false, roles: ['user'] } }]);
+    expect(await call('drop_collection_from_allowlist', { collection: 'app' })).toEqual(success);
+    expect(await exportMetadata()).not.toHaveProperty('allowlist');
+  });
+
+  it('answers not-exists for an unknown collection or one not in the allow list', async () => {
+    await create('app');
+    expect(await call('add_collection_to_allowlist', { collection: 'nope' })).toEqual(
+      refused('not-exists', 'query collection with name "nope" does not exist', '$.args.collection'),
+    );
+    expect(await call('drop_collection_from_allowlist', { collection: 'app' })).toEqual(
+      refused('not-exists', 'collection "app" doesn\'t exist in the allowlist', '$.args.collection'),
+    );
+    expect(await call('update_scope_of_collection_in_allowlist', { collection: 'app', scope: { global: true } })).toEqual(
+      refused('not-exists', 'collection "app" doesn\'t exist in the allowlist', '$.args.collection'),
+    );
+    expect(await call('update_scope_of_collection_in_allowlist', { collection: 'nope', scope: { global: true } })).toEqual(
+      refused('not-exists', 'query collection with name "nope" does not exist', '$.args.collection'),
+    );
+  });
+
+  it('names the problem of a malformed scope', async () => {
+    await create('app');
+    const add = (scope: unknown) => call('add_collection_to_allowlist', { collection: 'app', scope });
+    expect(await add({ global: true, roles: ['user'] })).toEqual(refused('invalid-params', 'roles are not allowed when global is true', '$.args.scope.roles'));
+    expect(await add({ global: false })).toEqual(refused('invalid-params', 'key "roles" not found', '$.args.scope'));
+    expect(await add({ global: false, roles: [] })).toEqual(refused('invalid-params', 'expected at least one role when global is false', '$.args.scope.roles'));
+    expect(await add({ global: false, roles: ['a', 'a'] })).toEqual(refused('invalid-params', 'role "a" is listed more than once', '$.args.scope.roles[1]'));
+    expect(await add({ roles: ['a'] })).toEqual(refused('invalid-params', 'key "global" not found', '$.args.scope'));
+    expect(await add({ global: 'yes' })).toEqual(refused('invalid-params', 'expected a boolean', '$.args.scope.global'));
+    expect(await call('update_scope_of_collection_in_allowlist', { collection: 'app' })).toEqual(refused('invalid-params', 'key "scope" not found', '$.args'));
+  });
+});
+
+describe('drop_query_collection', () => {
+  it('drops a collection that is not in the allow list', async () => {
+    await create('app');
+    expect(await call('drop_query_collection', { collection: 'app', cascade: false })).toEqual(success);
+    expect(await exportMetadata()).toEqual({ version: 3, remote_schemas: [] });
+  });
+
+  it('refuses a collection in the allow list without cascade (absent means false), and drops both with it', async () => {
+    await create('app');
+    await call('add_collection_to_allowlist', { collection: 'app' });
+    const message =
+      'query collection with name "app" is present in the allowlist; cannot proceed to drop. please use cascade to confirm you wish to drop it from the allowlist as well';
+    expect(await call('drop_query_collection', { collection: 'app' })).toEqual(refused('dependency-error', message, '$.args.collection'));
+    expect(await call('drop_query_collection', { collection: 'app', cascade: false })).toEqual(refused('dependency-error', message, '$.args.collection'));
+    expect(await call('drop_query_collection', { collection: 'app', cascade: true })).toEqual(success);
+    expect(await exportMetadata()).toEqual({ version: 3, remote_schemas: [] });
+  });
+
+  it('answers not-exists for an unknown collection', async () => {
+    expect(await call('drop_query_collection', { collection: 'nope', cascade: true })).toEqual(
+      refused('not-exists', 'query collection with name "nope" does not exist', '$.args.collection'),
+    );
+  });
+});
+
+describe('rename_query_collection', () => {
+  it('renames a collection and its allow-list entry', async () => {
+    await create('old');
+    await create('other');
+    await call('add_collection_to_allowlist', { collection: 'old' });
+    expect(await call('rename_query_collection', { name: 'old', new_name: 'new' })).toEqual(success);
+    expect(await call('rename_query_collection', { name: 'new', new_name: 'other' })).toEqual(
+      refused('already-exists', 'query collection with name "other" already exists', '$.args.new_name'),
+    );
+    const exported = await exportMetadata();
+    expect(exported['query_collections']).toEqual([
+      { name: 'new', definition: { queries: [Q1] } },
+      { name: 'other', definition: { queries: [Q1] } },
+    ]);
+    expect(exported['allowlist']).toEqual([{ collection: 'new' }]);
+  });
+});
+
+describe('with the rest of the metadata', () => {
+  it('round-trips through export_metadata and replace_metadata unchanged', async () => {
+    await call('add_remote_schema', { name: 'a', definition: { url: A } });
+    await create('app', [Q1, Q2], { comment: 'c' });
+    await create('editors', [Q1]);
+    await call('add_collection_to_allowlist', { collection: 'app' });
+    await call('add_collection_to_allowlist', { collection: 'editors', scope: { global: false, roles: ['editor'] } });
+    const exported = await exportMetadata();
+    await call('replace_metadata', { version: 3, remote_schemas: [] });
+    expect(await exportMetadata()).toEqual({ version: 3, remote_schemas: [] });
+    expect(await call('replace_metadata', exported)).toEqual(success);
+    expect(await exportMetadata()).toEqual(exported);
+  });
+
+  it('refuses a document whose allow list names a collection it does not hold, or names one twice', async () => {
+    const collections = [{ name: 'app', definition: { queries: [Q1] } }];
+    expect(await call('replace_metadata', { version: 3, remote_schemas: [], allowlist: [{ collection: 'nope' }] })).toEqual(
+      refused('not-exists', 'query collection with name "nope" does not exist', '$.args.allowlist[0].collection'),
+    );
+    expect(
+      await call('replace_metadata', { version: 3, remote_schemas: [], query_collections: collections, allowlist: [{ collection: 'app' }, { collection: 'app' }] }),
+    ).toEqual(refused('already-exists', 'collection "app" already exists in the allowlist', '$.args.allowlist[1].collection'));
+    expect(await call('replace_metadata', { version: 3, remote_schemas: [], query_collections: [...collections, ...collections] })).toEqual(
+      refused('already-exists', 'query collection with name "app" already exists', '$.args.query_collections[1].name'),
+    );
+    expect(await exportMetadata()).toEqual({ version: 3, remote_schemas: [] });
+  });
+
+  it('applies a bulk all or nothing, its failure pointing into the bulk', async () => {
+    const response = await call('bulk', [
+      { type: 'create_query_collection', args: { name: 'app', definition: { queries: [Q1] } } },
+      { type: 'add_collection_to_allowlist', args: { collection: 'app' } },
+      { type: 'drop_query_collection', args: { collection: 'app' } },
+    ]);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'dependency-error', path: '$.args[2].args.collection' });
+    expect(await exportMetadata()).toEqual({ version: 3, remote_schemas: [] });
+    expect(
+      await call('bulk', [
+        { type: 'create_query_collection', args: { name: 'app', definition: { queries: [Q1] } } },
+        { type: 'add_collection_to_allowlist', args: { collection: 'app' } },
+      ]),
+    ).toEqual({ status: 200, body: [{ message: 'success' }, { message: 'success' }] });
+    expect((await exportMetadata())['allowlist']).toEqual([{ collection: 'app' }]);
+  });
+
+  it('tells a listener of every change of the live document', async () => {
+    const seen: unknown[] = [];
+    const stop = fixture.service.onDocumentChange((document) => seen.push(document.query_collections?.map((c) => c.name)));
+    await create('app');
+    await create('app');
+    await call('drop_query_collection', { collection: 'app' });
+    stop();
+    await create('later');
+    expect(seen).toEqual([['app'], undefined]);
+    expect(fixture.service.document().query_collections?.map((c) => c.name)).toEqual(['later']);
+  });
+});

@@ -1,0 +1,373 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
+import { startCommerceRemote, startSampleRemote } from '@svc-graphql/sample-remotes';
+import { createRemoteSchemaRegistry, type RemoteSchemaEntry, type RemoteSchemaRegistry } from '../src/index.js';
+import { commerceEntries, relationship, startCommerce, type Commerce } from './utils/commerce.js';
+import { memoryLogger } from './utils/fixtures.js';
+import { startGateway, type Gateway } from './utils/gateway.js';
+
+let commerce: Commerce;
+let registry: RemoteSchemaRegistry;
+let gateway: Gateway;
+
+beforeAll(async () => {
+  commerce = await startCommerce();
+  registry = createRemoteSchemaRegistry({
+    retry: false,
+    logger: memoryLogger(),
+    localSchema: new GraphQLSchema({
+      query: new GraphQLObjectType({ name: 'Query', fields: { localHello: { type: GraphQLString, resolve: () => 'local' } } }),
+    }),
+  });
+  gateway = await startGateway(registry);
+});
+
+beforeEach(() => commerce.reset());
+
+afterAll(async () => {
+  await gateway.close();
+  await registry.dispose();
+  await commerce.close();
+});
+
+async function use(entries: RemoteSchemaEntry[]): Promise<void> {
+  const plan = await registry.plan(entries);
+  expect(plan.problems).toEqual([]);
+  registry.commit(plan);
+  commerce.reset();
+}
+
+const usersQueries = () => commerce.users.received.map((r) => (r.body as { query: string }).query);
+const usersVariables = () => commerce.users.received.map((r) => (r.body as { variables: Record<string, unknown> }).variables);
+
+describe('a relationship field in a query', () => {
+  beforeAll(() => use(commerceEntries(commerce)));
+
+  it('joins 50 orders to their users with one request to each remote', async () => {
+    const response = await gateway.post({ query: '{ orders(first: 50) { id userId user { id name } } }' });
+    expect(response.status).toBe(200);
+    expect(response.body.errors).toBeUndefined();
+    const orders = response.body.data.orders as Array<{ id: string; userId: string; user: { id: string; name: string } }>;
+    expect(orders).toHaveLength(50);
+    for (const order of orders) expect(order.user).toEqual({ id: order.userId, name: `User ${order.userId}` });
+    expect(commerce.counts()).toEqual([1, 1, 0]);
+    // 50 orders of 40 distinct users: one field call per distinct key, in one document.
+    expect(Object.keys(usersVariables()[0]!)).toHaveLength(40);
+  });
+
+  it('asks three remotes for two levels, one request each, whatever the number of rows', async () => {
+    for (const first of [3, 200]) {
+      commerce.reset();
+      const response = await gateway.post({ query: `{ orders(first: ${first}) { id user { name org { name } } } }` });
+      expect(response.body.errors).toBeUndefined();
+      expect(response.body.data.orders).toHaveLength(first);
+      expect(response.body.data.orders[0]).toEqual({ id: '1', user: { name: 'User 1', org: { name: 'Org 2' } } });
+      expect(commerce.counts()).toEqual([1, 1, 1]);
+    }
+  });
+
+  it('leaves out the join fields the client did not select, and keeps the key order of the client', async () => {
+    const response = await gateway.post({ query: '{ order(id: "2") { user { name } total } }' });
+    expect(JSON.stringify(response.body)).toBe('{"data":{"order":{"user":{"name":"User 2"},"total":3}}}');
+  });
+
+  it('gives null without a call when a join value is null', async () => {
+    const response = await gateway.post({ query: '{ order(id: "97") { id userId user { name } } }' });
+    expect(response.body).toEqual({ data: { order: { id: '97', userId: null, user: null } } });
+    expect(commerce.counts()).toEqual([1, 0, 0]);
+    // A user without an organization: the second level asks nothing either.
+    commerce.reset();
+    const second = await gateway.post({ query: '{ order(id: "7") { user { id orgId org { name } } } }' });
+    expect(second.body).toEqual({ data: { order: { user: { id: '7', orgId: null, org: null } } } });
+    expect(commerce.counts()).toEqual([1, 1, 0]);
+  });
+
+  it('finds the join values through lists of lists', async () => {
+    const response = await gateway.post({ query: '{ orderPages(pages: 2, size: 2) { id user { id } } }' });
+    expect(response.body).toEqual({
+      data: {
+        orderPages: [
+          [
+            { id: '1', user: { id: '1' } },
+            { id: '2', user: { id: '2' } },
+          ],
+          [
+            { id: '3', user: { id: '3' } },
+            { id: '4', user: { id: '4' } },
+          ],
+        ],
+      },
+    });
+    expect(commerce.counts()).toEqual([1, 1, 0]);
+  });
+
+  it('puts a target error at the path of each source object that used its key, and keeps the rest', async () => {
+    // Orders 13 and 53 both belong to user 13, whose email is an error.
+    const response = await gateway.post({ query: '{ orders(first: 2, offset: 12) { id user { name email } } o53: order(id: "53") { user { email } } }' });
+    expect(response.body.data).toEqual({
+      orders: [
+        { id: '13', user: null },
+        { id: '14', user: { name: 'User 14', email: 'user14@example.com' } },
+      ],
+      o53: { user: null },
+    });
+    expect(response.body.errors).toEqual([
+      expect.objectContaining({ message: 'email of user 13 is hidden', path: ['orders', 0, 'user', 'email'], extensions: { code: 'HIDDEN' } }),
+      expect.objectContaining({ message: 'email of user 13 is hidden', path: ['o53', 'user', 'email'], extensions: { code: 'HIDDEN' } }),
+    ]);
+    // Locations point at the relationship field in the client's own document.
+    expect(response.body.errors[0].locations).toEqual([{ line: 1, column: 37 }]);
+    expect(commerce.counts()).toEqual([1, 1, 0]);
+  });
+
+  it('moves the locations of the source\'s errors into the client\'s document', async () => {
+    const query = '{\n  user(id: "13") {\n    org { name }\n    email\n  }\n}';
+    const response = await gateway.post({ query });
+    expect(response.body).toEqual({
+      data: { user: null },
+      errors: [{ message: 'email of user 13 is hidden', locations: [{ line: 4, column: 5 }], path: ['user', 'email'], extensions: { code: 'HIDDEN' } }],
+    });
+  });
+
+  it('answers __typename with the customized name, on both sides', async () => {
+    await use(
+      commerceEntries(commerce, {
+        orders: { definition: { url: commerce.orders.url, customization: { type_names: { prefix: 'O_' } } } },
+        users: { definition: { url: commerce.users.url, customization: { type_names: { suffix: '_u' } } } },
+      }),
+    );
+    const response = await gateway.post({ query: '{ order(id: "1") { __typename user { __typename name org { __typename name } } } }' });
+    expect(response.body).toEqual({
+      data: { order: { __typename: 'O_Order', user: { __typename: 'User_u', name: 'User 1', org: { __typename: 'Org', name: 'Org 2' } } } },
+    });
+    await use(commerceEntries(commerce));
+  });
+});
+
+describe('relationships and customization', () => {
+  it('reads renamed join fields and asks renamed targets in their own names', async () => {
+    await use(
+      commerceEntries(commerce, {
+        orders: {
+          definition: {
+            url: commerce.orders.url,
+            customization: { root_fields_namespace: 'shop', field_names: [{ parent_type: 'Order', mapping: { userId: 'customerId' } }] },
+          },
+        },
+        users: {
+          definition: {
+            url: commerce.users.url,
+            customization: { root_fields_namespace: 'people', type_names: { prefix: 'P_' }, field_names: [{ parent_type: 'User', prefix: 'u_' }] },
+          },
+        },
+      }),
+    );
+    const response = await gateway.post({ query: '{ shop { order(id: "3") { customerId user { u_name u_org: org { name } } } } }' });
+    expect(response.body).toEqual({ data: { shop: { order: { customerId: '3', user: { u_name: 'User 3', u_org: { name: 'Org 4' } } } } } });
+    expect(usersQueries()[0]).toContain('user(id: $');
+    expect(usersQueries()[0]).toContain('u_name:name');
+    expect(commerce.counts()).toEqual([1, 1, 1]);
+    await use(commerceEntries(commerce));
+  });
+});
+
+describe('arguments', () => {
+  beforeAll(() =>
+    use(
+      commerceEntries(commerce, {
+        orders: {
+          relationships: [
+            relationship('Order', 'user', 'users', ['userId'], { user: { arguments: { id: '$userId' } } }),
+            relationship('Order', 'byNumber', 'users', ['userNumber'], { userByNumber: { arguments: { number: '$userNumber' } } }),
+            relationship('Order', 'samePlan', 'users', ['plan'], { usersByPlan: { arguments: { plan: '$plan' } } }),
+            relationship('Order', 'pros', 'users', [], { usersByPlan: { arguments: { plan: 'PRO', limit: 2 } } }),
+            relationship('Order', 'listed', 'users', ['userId'], { users: { arguments: { filter: { ids: ['$userId'], plan: 'PRO' } } } }),
+            relationship('Order', 'tagged', 'users', ['tags'], { usersByTags: { arguments: { tags: '$tags' } } }),
+          ],
+        },
+      }),
+    ),
+  );
+
+  it('takes Int, enum and list join values, enum literals and lists with join values inside', async () => {
+    const response = await gateway.post({
+      query: `{ order(id: "2") { byNumber { id } samePlan(limit: 1) { plan } pros { id plan } listed { id } tagged { id } } }`,
+    });
+    expect(response.body.errors).toBeUndefined();
+    expect(response.body.data.order).toEqual({
+      byNumber: { id: '2' },
+      samePlan: [{ plan: 'ENTERPRISE' }],
+      pros: [
+        { id: '1', plan: 'PRO' },
+        { id: '4', plan: 'PRO' },
+      ],
+      listed: [],
+      tagged: [{ id: '2' }, { id: '6' }, { id: '10' }, { id: '14' }, { id: '18' }],
+    });
+    expect(commerce.counts()).toEqual([1, 1, 0]);
+  });
+
+  it('leaves the arguments the definition does not fix to the client, variables included', async () => {
+    const response = await gateway.post({
+      query: 'query ($n: Int) { o1: order(id: "1") { samePlan(limit: $n) { id } } o2: order(id: "2") { samePlan { id } } }',
+      variables: { n: 2 },
+    });
+    expect(response.body.data).toEqual({
+      o1: { samePlan: [{ id: '1' }, { id: '4' }] },
+      o2: { samePlan: [{ id: '2' }, { id: '5' }, { id: '8' }, { id: '11' }, { id: '14' }] },
+    });
+    expect(commerce.counts()).toEqual([1, 1, 0]);
+    expect(usersQueries()[0]).toMatch(/\$n: Int/);
+  });
+});
+
+describe('the batch option', () => {
+  it('asks one field with every key of the level, matched back by a field of the items', async () => {
+    await use(
+      commerceEntries(commerce, {
+        orders: {
+          relationships: [relationship('Order', 'user', 'users', ['userId'], { usersByIds: { arguments: { ids: '$userId' } } }, { argument: 'ids', match_field: 'id' })],
+        },
+      }),
+    );
+    const response = await gateway.post({ query: '{ orders(first: 50, offset: 10) { id userId user { name } } }' });
+    expect(response.body.data.orders[0]).toEqual({ id: '11', userId: '11', user: { name: 'User 11' } });
+    expect(response.body.data.orders.every((o: { userId: string; user: { name: string } | null }) => o.user?.name === `User ${o.userId}` || o.userId === '13')).toBe(true);
+    expect(response.body.errors).toBeUndefined();
+    expect(commerce.counts()).toEqual([1, 1, 0]);
+    const variables = usersVariables()[0]!;
+    expect(Object.values(variables)).toEqual([expect.arrayContaining(['11', '12', '40', '1'])]);
+    expect((Object.values(variables)[0] as string[]).length).toBe(40);
+  });
+
+  it('matches by position when there is no match field', async () => {
+    await use(
+      commerceEntries(commerce, {
+        orders: { relationships: [relationship('Order', 'user', 'users', ['userId'], { usersByIds: { arguments: { ids: '$userId' } } }, { argument: 'ids' })] },
+      }),
+    );
+    const response = await gateway.post({ query: '{ orders(first: 3, offset: 12) { id user { id email } } }' });
+    expect(response.body.data.orders).toEqual([
+      { id: '13', user: null },
+      { id: '14', user: { id: '14', email: 'user14@example.com' } },
+      { id: '15', user: { id: '15', email: 'user15@example.com' } },
+    ]);
+    expect(response.body.errors).toEqual([expect.objectContaining({ message: 'email of user 13 is hidden', path: ['orders', 0, 'user', 'email'] })]);
+    await use(commerceEntries(commerce));
+  });
+});
+
+describe('every route', () => {
+  beforeAll(() => use(commerceEntries(commerce)));
+
+  it('joins beside the local schema and introspection (the gateway executes the base)', async () => {
+    const response = await gateway.post({ query: '{ localHello __typename order(id: "1") { user { name } } }' });
+    expect(response.body).toEqual({ data: { localHello: 'local', __typename: 'Query', order: { user: { name: 'User 1' } } } });
+  });
+
+  it('joins fields selected through fragments, inline fragments and aliases, @skip and @include decided as asked', async () => {
+    const response = await gateway.post({
+      query: `query ($skip: Boolean!) {
+        order(id: "1") { ...O ... on Order { u2: user { id } } user @skip(if: $skip) { email } }
+      }
+      fragment O on Order { user { name } }`,
+      variables: { skip: false },
+    });
+    expect(response.body).toEqual({ data: { order: { user: { name: 'User 1', email: 'user1@example.com' }, u2: { id: '1' } } } });
+    expect(commerce.counts()).toEqual([1, 1, 0]);
+    const skipped = await gateway.post({
+      query: 'query ($skip: Boolean!) { order(id: "1") { id user @skip(if: $skip) { email } } }',
+      variables: { skip: true },
+    });
+    expect(skipped.body).toEqual({ data: { order: { id: '1' } } });
+  });
+
+  it('joins the result of a mutation, the target asked with a query after the mutation answered', async () => {
+    const response = await gateway.post({ query: 'mutation { placeOrder(userId: "5", total: 10) { total user { name } } }' });
+    expect(response.body).toEqual({ data: { placeOrder: { total: 10, user: { name: 'User 5' } } } });
+    expect((commerce.orders.received[0]!.body as { query: string }).query).toMatch(/^mutation/);
+    expect(usersQueries()[0]).toMatch(/^query/);
+  });
+
+  it('joins each event of a subscription', async () => {
+    const client = gateway.wsClient();
+    const events: unknown[] = [];
+    for await (const event of client.iterate({ query: 'subscription { orderPlaced(count: 3, intervalMs: 5) { id user { name org { name } } } }' })) {
+      events.push(event);
+    }
+    expect(events).toEqual([
+      { data: { orderPlaced: { id: '1', user: { name: 'User 1', org: { name: 'Org 2' } } } } },
+      { data: { orderPlaced: { id: '2', user: { name: 'User 2', org: { name: 'Org 3' } } } } },
+      { data: { orderPlaced: { id: '3', user: { name: 'User 3', org: { name: 'Org 4' } } } } },
+    ]);
+    expect(commerce.counts()).toEqual([0, 3, 3]);
+  });
+
+  it('shows the field in introspection, with the arguments left to the client', async () => {
+    await use(
+      commerceEntries(commerce, {
+        orders: { relationships: [relationship('Order', 'samePlan', 'users', ['plan'], { usersByPlan: { arguments: { plan: '$plan' } } })] },
+      }),
+    );
+    const response = await gateway.post({ query: '{ __type(name: "Order") { fields { name args { name type { name } } type { kind ofType { kind ofType { kind ofType { name } } } } } } }' });
+    const field = response.body.data.__type.fields.find((f: { name: string }) => f.name === 'samePlan');
+    expect(field).toEqual({
+      name: 'samePlan',
+      args: [{ name: 'limit', type: { name: 'Int' } }],
+      type: { kind: 'NON_NULL', ofType: { kind: 'LIST', ofType: { kind: 'NON_NULL', ofType: { name: 'User' } } } },
+    });
+    await use(commerceEntries(commerce));
+  });
+});
+
+describe('relationships under interfaces and unions', () => {
+  it('tells the relationships of two types under one response key apart, and keeps the key order', async () => {
+    const sample = await startSampleRemote({ name: 'sample' });
+    try {
+      await use([
+        {
+          name: 'sample',
+          definition: { url: sample.url },
+          // To the same remote.
+          relationships: [
+            relationship('User', 'same', 'sample', ['id'], { user: { arguments: { id: '$id' } } }),
+            relationship('Post', 'admin', 'sample', [], { user: { arguments: { id: '1' } } }),
+          ],
+        },
+      ]);
+      sample.received.length = 0;
+      const response = await gateway.post({
+        query: '{ search(term: "l") { ... on User { x: same { name } id } ... on Post { x: admin { name } } } node(id: "2") { ... on User { same { id } } } }',
+      });
+      expect(JSON.stringify(response.body)).toBe(
+        JSON.stringify({
+          data: {
+            search: [{ x: { name: 'Linus' }, id: '3' }, { x: { name: 'Ada' } }, { x: { name: 'Ada' } }],
+            node: { same: { id: '2' } },
+          },
+        }),
+      );
+      // One request for the base, one for the level (the same remote, asked again).
+      expect(sample.received).toHaveLength(2);
+    } finally {
+      await sample.close();
+      await use(commerceEntries(commerce));
+    }
+  });
+});
+
+describe('a target that cannot be reached', () => {
+  it('gives remote-schema-error at each relationship field and keeps the rest', async () => {
+    const doomed = await startCommerceRemote('users');
+    await use(commerceEntries(commerce, { users: { definition: { url: doomed.url } } }));
+    await doomed.close();
+    const response = await gateway.post({ query: '{ orders(first: 2) { id user { name } } }' });
+    expect(response.body.data).toEqual({ orders: [{ id: '1', user: null }, { id: '2', user: null }] });
+    expect(response.body.errors).toEqual([
+      expect.objectContaining({ path: ['orders', 0, 'user'], extensions: { code: 'remote-schema-error', path: '$' } }),
+      expect.objectContaining({ path: ['orders', 1, 'user'], extensions: { code: 'remote-schema-error', path: '$' } }),
+    ]);
+    expect(response.body.errors[0].message).toBe(`HTTP exception occurred while sending the request to "${doomed.url}"`);
+    await use(commerceEntries(commerce));
+  });
+});
