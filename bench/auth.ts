@@ -4,7 +4,7 @@
 // checks every response. Cases are interleaved round by round so drift on a shared machine hits all
 // of them alike; each figure is the median over the rounds.
 import { createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import { BEFORE_SUFFIX, beforeAfter, beforeCheckout, importFrom, inRoundOrder, moduleOf } from './lib/before.js';
+import { BEFORE_SUFFIX, beforeCheckout, compareTwins, twinsOf, importFrom, inRoundOrder, moduleOf } from './lib/before.js';
 import { cpuMicros, startChild, type ChildServer } from './lib/child.js';
 import { readConfig, warmupFor } from './lib/config.js';
 import { describeFailures, graphqlData, runLoad, type LoadResult } from './lib/load.js';
@@ -183,12 +183,8 @@ try {
 
   // With BENCH_BEFORE: many short windows, each case alternating with its twin, which runs first
   // alternating too: a sharper before/after ratio than a few rounds on a busy machine.
-  const twins = cases.flatMap((c) => {
-    const twin = cases.find((t) => t.label === `${c.label}${BEFORE_SUFFIX}`);
-    return twin ? [[c, twin] as const] : [];
-  });
   for (let p = 1; p <= PAIRS; p++) {
-    for (const [after, twin] of twins) {
+    for (const [after, twin] of twinsOf(cases)) {
       for (const c of p % 2 === 1 ? [after, twin] : [twin, after]) {
         await loadOn(c, 0.25, config.connections);
         const before = await c.server.stats();
@@ -331,21 +327,10 @@ function inProcessTable(): string {
 }
 
 const comparison = before
-  ? beforeAfter(
-      cases
-        .filter((c) => c.label.endsWith(BEFORE_SUFFIX))
-        .map((twin) => {
-          const label = twin.label.slice(0, -BEFORE_SUFFIX.length);
-          const after = cases.find((c) => c.label === label);
-          const figures = (samples: readonly { rps: number; cpu: number }[] | undefined) => (samples ?? []).map((s) => ({ rps: s.rps, cpu: s.cpu }));
-          return {
-            label,
-            after: figures(after?.samples),
-            before: figures(twin.samples),
-            pairedAfter: figures(after?.twinWindows),
-            pairedBefore: figures(twin.twinWindows),
-          };
-        }),
+  ? compareTwins(
+      cases,
+      (c) => c.samples,
+      (c) => c.twinWindows,
       0.97,
     )
   : undefined;

@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { BEFORE_SUFFIX, beforeAfter, beforeCheckout, inRoundOrder, moduleOf } from './lib/before.js';
+import { BEFORE_SUFFIX, beforeCheckout, compareTwins, twinsOf, inRoundOrder, moduleOf } from './lib/before.js';
 import { benchDir, cpuMicros, startChild, type ChildServer } from './lib/child.js';
 import { readConfig, warmupFor } from './lib/config.js';
 import { ADMIN_SECRET, startSvc } from './lib/gateway.js';
@@ -263,12 +263,8 @@ try {
   }
   // With BENCH_BEFORE: many short windows, each case alternating with its twin, which runs first
   // alternating too: a sharper before/after ratio than a few rounds on a busy machine.
-  const twins = cases.flatMap((c) => {
-    const twin = cases.find((t) => t.label === `${c.label}${BEFORE_SUFFIX}`);
-    return twin ? [[c, twin] as const] : [];
-  });
   for (let p = 1; p <= PAIRS; p++) {
-    for (const [after, twin] of twins) {
+    for (const [after, twin] of twinsOf(cases)) {
       for (const c of p % 2 === 1 ? [after, twin] : [twin, after]) c.paired.push(await measure(c, p, undefined, PAIR_WINDOW));
     }
   }
@@ -383,20 +379,10 @@ const targetList: Target[] = [
   { name: 'no failed responses', measured: String(totalFailures), pass: totalFailures === 0 },
 ];
 const comparison = before
-  ? beforeAfter(
-      cases
-        .filter((c) => c.label.endsWith(BEFORE_SUFFIX))
-        .map((twin) => {
-          const after = byLabel(twin.label.slice(0, -BEFORE_SUFFIX.length));
-          const figures = (samples: readonly Sample[] | undefined) => (samples ?? []).map((s) => ({ rps: s.rps, cpu: s.proxyCpu }));
-          return {
-            label: twin.label.slice(0, -BEFORE_SUFFIX.length),
-            after: figures(after?.samples),
-            before: figures(twin.samples),
-            pairedAfter: figures(after?.paired),
-            pairedBefore: figures(twin.paired),
-          };
-        }),
+  ? compareTwins(
+      cases,
+      (c) => c.samples.map((s) => ({ rps: s.rps, cpu: s.proxyCpu })),
+      (c) => c.paired.map((s) => ({ rps: s.rps, cpu: s.proxyCpu })),
       0.97,
     )
   : undefined;

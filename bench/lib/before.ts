@@ -62,6 +62,14 @@ export function inRoundOrder<T extends { readonly label: string }>(cases: readon
   return ordered;
 }
 
+/** Each case of this checkout with its twin "(before)", in the order of `cases`. */
+export function twinsOf<T extends { readonly label: string }>(cases: readonly T[]): Array<readonly [after: T, before: T]> {
+  return cases.flatMap((c) => {
+    const twin = cases.find((t) => t.label === `${c.label}${BEFORE_SUFFIX}`);
+    return twin ? [[c, twin] as const] : [];
+  });
+}
+
 export interface RoundFigures {
   readonly rps: number;
   /** CPU microseconds per answer of the server under test. */
@@ -149,4 +157,26 @@ export function beforeAfter(pairs: readonly BeforeAfterPair[], min: number): { t
     pass: r.verdict >= min,
   }));
   return { table, targets };
+}
+
+/**
+ * {@link beforeAfter} of the twins among `cases`: `rounds(c)` gives a case's figures per round,
+ * `pairs(c)` per window of BENCH_PAIRS.
+ */
+export function compareTwins<T extends { readonly label: string }>(
+  cases: readonly T[],
+  rounds: (c: T) => readonly RoundFigures[],
+  pairs: (c: T) => readonly RoundFigures[],
+  min: number,
+): { table: string; targets: Target[] } {
+  return beforeAfter(
+    twinsOf(cases).map(([after, before]) => ({
+      label: after.label,
+      after: rounds(after),
+      before: rounds(before),
+      pairedAfter: pairs(after),
+      pairedBefore: pairs(before),
+    })),
+    min,
+  );
 }
