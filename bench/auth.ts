@@ -1,17 +1,10 @@
-// `pnpm bench auth`: bare Yoga `{ hello }` against the same app with useJwtSession, for each
-// algorithm with one reused token (cache hits) and with distinct tokens (every one verified).
+// `pnpm bench auth`: bare Yoga `{ hello }` against the same app with useJwtSession (issue 2, section 4).
 //
 // Every server runs in its own child process; this process only generates load (autocannon) and
 // checks every response. Cases are interleaved round by round so drift on a shared machine hits all
 // of them alike; each figure is the median over the rounds.
-//
-// BENCH_BEFORE=<another checkout> runs every plugin case a second time with that checkout's
-// useJwtSession (its bench/lib/hello-server.ts), interleaved with this one's, and compares the two
-// row by row: the way to measure a change against the code before it in one run.
 import { createSecretKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { BEFORE_SUFFIX, beforeCheckout, compareTwins, twinsOf, importFrom, inRoundOrder, moduleOf } from './lib/before.js';
 import { cpuMicros, startChild, type ChildServer } from './lib/child.js';
 import { readConfig, warmupFor } from './lib/config.js';
 import { describeFailures, graphqlData, runLoad, type LoadResult } from './lib/load.js';
@@ -21,7 +14,7 @@ import { mintPool, mintUserToken } from './lib/jwt.js';
 import { formatTable, median, round } from './lib/table.js';
 
 const config = readConfig();
-/** The plugin's default verified-token cache holds 10,000 entries. */
+/** The plugin's default verified-token cache holds 10,000 entries (issue 2, section 2). */
 const CACHE_ENTRIES = 10_000;
 /**
  * Distinct tokens minted per algorithm (BENCH_TOKENS). They are used in order and, when a run needs
@@ -56,8 +49,8 @@ function algorithms(): Algorithm[] {
 
 interface Case {
   readonly label: string;
-  /** The same case run with the other checkout's plugin (BENCH_BEFORE), when this is one of this checkout's. */
-  before?: Case;
+  /** The app in-process (this checkout's, or BENCH_BEFORE's). */
+  readonly createYoga: typeof createHelloYoga;
   readonly kind: 'bare' | 'hit' | 'distinct';
   readonly alg?: Algorithm['type'];
   readonly server: ChildServer;
@@ -68,6 +61,8 @@ interface Case {
   readonly samples: { rps: number; p50: number; p99: number; cpu: number }[];
   /** req/s of this case / req/s of bare Yoga loaded at the same time, per round. */
   readonly paired: number[];
+  /** With BENCH_BEFORE: short windows alternating with the twin case (BENCH_PAIRS). */
+  readonly twinWindows: { rps: number; cpu: number }[];
   failures: number;
   readonly reasons: Map<string, number>;
 }
@@ -78,15 +73,28 @@ interface Case {
  * penalizes work done off the main thread (GC helpers), see bench/README.md.
  */
 const PAIRED = process.env['BENCH_PAIRED'] === '1';
+/** With BENCH_BEFORE: pairs of short windows per case and its twin after the rounds (BENCH_PAIRS, default 20). */
+const PAIRS = process.env['BENCH_BEFORE'] ? Math.max(0, Number(process.env['BENCH_PAIRS'] ?? 20)) : 0;
+const PAIR_SECONDS = Math.max(0.5, Number(process.env['BENCH_PAIR_SECONDS'] ?? 1));
 /** BENCH_IN_PROCESS=0 skips the in-process phase (the apps driven through yoga.fetch, no HTTP). */
 const IN_PROCESS = process.env['BENCH_IN_PROCESS'] !== '0';
 /** BENCH_ONLY=RS256 (a regular expression on the algorithm) runs bare Yoga and the matching algorithms only. */
 const only = new RegExp(process.env['BENCH_ONLY'] ?? '.', 'i');
+/** BENCH_BEFORE: another checkout whose useJwtSession runs every plugin case too, as a twin "(before)". */
+const before = beforeCheckout();
+const checkouts = [
+  { suffix: '', module: 'lib/hello-server.ts', createYoga: createHelloYoga },
+  ...(before
+    ? [
+        {
+          suffix: BEFORE_SUFFIX,
+          module: moduleOf(before, 'lib/hello-server.ts'),
+          createYoga: (await importFrom<{ createHelloYoga: typeof createHelloYoga }>(before, 'lib/hello-server.ts')).createHelloYoga,
+        },
+      ]
+    : []),
+];
 const algs = algorithms().filter((a) => only.test(a.type));
-/** The other checkout whose hello server (and so whose jwt-session) is compared with this one. */
-const BEFORE = process.env['BENCH_BEFORE'] ? resolve(process.env['BENCH_BEFORE']) : undefined;
-const beforeServer = BEFORE === undefined ? undefined : join(BEFORE, 'bench/lib/hello-server.ts');
-if (beforeServer !== undefined && !existsSync(beforeServer)) throw new Error(`BENCH_BEFORE: no ${beforeServer}`);
 progress(`minting ${POOL} distinct tokens per algorithm with jose (not measured) ...`);
 const pools = new Map<Algorithm['type'], { hit: string; distinct: string[] }>();
 for (const alg of algs) {
@@ -98,11 +106,12 @@ for (const alg of algs) {
 
 const servers: ChildServer[] = [];
 const cases: Case[] = [];
-const newCase = (c: Omit<Case, 'cursor' | 'samples' | 'paired' | 'failures' | 'reasons'>): Case => ({
+const newCase = (c: Omit<Case, 'cursor' | 'samples' | 'paired' | 'twinWindows' | 'failures' | 'reasons'>): Case => ({
   ...c,
   cursor: 0,
   samples: [],
   paired: [],
+  twinWindows: [],
   failures: 0,
   reasons: new Map(),
 });
@@ -110,30 +119,31 @@ try {
   const bare = await startChild('auth-bare', 'lib/hello-server.ts', {}, config);
   servers.push(bare);
   const anyToken = [...pools.values()][0]?.hit ?? 'not-a-token';
-  cases.push(newCase({ label: 'bare Yoga', kind: 'bare', server: bare, token: () => anyToken, expected: 'world' }));
+  cases.push(newCase({ label: 'bare Yoga', kind: 'bare', createYoga: createHelloYoga, server: bare, token: () => anyToken, expected: 'world' }));
   for (const alg of algs) {
     const pool = pools.get(alg.type);
     if (!pool) throw new Error(`no tokens for ${alg.type}`);
-    const options = { jwt: { type: alg.type, key: alg.configKey } };
-    const server = await startChild(`auth-${alg.type}`, 'lib/hello-server.ts', options, config);
-    servers.push(server);
-    const before = beforeServer === undefined ? undefined : await startChild(`auth-${alg.type}-before`, beforeServer, options, config);
-    if (before !== undefined) servers.push(before);
-    for (const kind of ['hit', 'distinct'] as const) {
-      const shape = {
-        kind,
-        alg: alg.type,
-        token: kind === 'hit' ? () => pool.hit : (i: number) => pool.distinct[i % pool.distinct.length] ?? '',
-        expected: 'hello user',
-      };
-      const label = `${alg.type} ${kind === 'hit' ? 'one token (hits)' : 'distinct tokens'}`;
-      const c = newCase({ ...shape, label, server });
-      cases.push(c);
-      if (before !== undefined) {
-        c.before = newCase({ ...shape, label: `${label} (before)`, server: before });
-        cases.push(c.before);
-      }
+    // With BENCH_BEFORE, each case's twin on the other checkout right after it: neighbours in time.
+    const hits: Case[] = [];
+    const distinct: Case[] = [];
+    for (const { suffix, module, createYoga } of checkouts) {
+      const label = `auth-${alg.type}${suffix === '' ? '' : '-before'}`;
+      const server = await startChild(label, module, { jwt: { type: alg.type, key: alg.configKey } }, config);
+      servers.push(server);
+      hits.push(newCase({ label: `${alg.type} one token (hits)${suffix}`, kind: 'hit', alg: alg.type, createYoga, server, token: () => pool.hit, expected: 'hello user' }));
+      distinct.push(
+        newCase({
+          label: `${alg.type} distinct tokens${suffix}`,
+          kind: 'distinct',
+          alg: alg.type,
+          createYoga,
+          server,
+          token: (i) => pool.distinct[i % pool.distinct.length] ?? '',
+          expected: 'hello user',
+        }),
+      );
     }
+    cases.push(...hits, ...distinct);
   }
 
   const body = JSON.stringify({ query: '{ hello }' });
@@ -157,7 +167,7 @@ try {
   };
 
   for (let r = 1; r <= config.rounds; r++) {
-    for (const c of cases) {
+    for (const c of inRoundOrder(cases, r)) {
       const warm = await loadOn(c, warmupFor(config, r), config.connections);
       const before = await c.server.stats();
       const res = await loadOn(c, config.duration, config.connections);
@@ -169,6 +179,21 @@ try {
           `server CPU ${round(cpu, 1)} us/req, failures ${warm.failures + res.failures}`,
       );
     }
+  }
+
+  // With BENCH_BEFORE: many short windows, each case alternating with its twin, which runs first
+  // alternating too: a sharper before/after ratio than a few rounds on a busy machine.
+  for (let p = 1; p <= PAIRS; p++) {
+    for (const [after, twin] of twinsOf(cases)) {
+      for (const c of p % 2 === 1 ? [after, twin] : [twin, after]) {
+        await loadOn(c, 0.25, config.connections);
+        const before = await c.server.stats();
+        const res = await loadOn(c, PAIR_SECONDS, config.connections);
+        const after = await c.server.stats();
+        c.twinWindows.push({ rps: res.rps, cpu: cpuMicros(before, after) / Math.max(1, res.responses) });
+      }
+    }
+    progress(`[pair ${p}/${PAIRS}] done`);
   }
 
   // Paired: bare Yoga and one plugin server loaded at the same time, half the connections each.
@@ -196,20 +221,15 @@ try {
 interface InProcess {
   readonly label: string;
   readonly perRequest: number[];
-  readonly c?: Case;
 }
 const inProcess: InProcess[] = [];
 if (IN_PROCESS) {
   const body = JSON.stringify({ query: '{ hello }' });
-  const beforeModule =
-    beforeServer === undefined ? undefined : ((await import(pathToFileURL(beforeServer).href)) as { createHelloYoga: typeof createHelloYoga });
-  const beforeCases = new Set(cases.flatMap((c) => (c.before ? [c.before] : [])));
   const variants = cases.map((c) => {
     const alg = algs.find((a) => a.type === c.alg);
-    const create = beforeCases.has(c) && beforeModule ? beforeModule.createHelloYoga : createHelloYoga;
     return {
       c,
-      yoga: create(alg ? { jwt: { type: alg.type, key: alg.configKey } } : {}),
+      yoga: c.createYoga(alg ? { jwt: { type: alg.type, key: alg.configKey } } : {}),
       cursor: c.cursor,
       result: { label: c.label, perRequest: [] as number[] },
     };
@@ -248,7 +268,7 @@ if (IN_PROCESS) {
     for (const v of variants) v.result.perRequest.push(await runBatch(v));
     batches += 1;
   }
-  inProcess.push(...variants.map((v) => ({ ...v.result, c: v.c })));
+  inProcess.push(...variants.map((v) => v.result));
   progress(`in-process: ${batches} alternating batches of ${BATCH} requests per variant`);
 }
 
@@ -281,56 +301,9 @@ const judge = (name: string, c: Case | undefined, min: number): void => {
   targetList.push({ name: `${name} >= ${min}x bare (sequential)`, measured: `${ratioOf(c).toFixed(3)}x`, pass: ratioOf(c) >= min });
   if (PAIRED) targetList.push({ name: `${name} >= ${min}x bare (paired)`, measured: `${pairedOf(c).toFixed(3)}x`, pass: pairedOf(c) >= min });
 };
-/** This checkout's cases (without the BENCH_BEFORE twins). */
-const ours = cases.filter((c) => !cases.some((x) => x.before === c));
-for (const c of ours.filter((x) => x.kind === 'hit')) judge(`${c.alg} cache hits`, c, 0.97);
-const rsDistinct = ours.find((c) => c.kind === 'distinct' && c.alg === 'RS256');
+for (const c of cases.filter((x) => x.kind === 'hit' && !x.label.endsWith(BEFORE_SUFFIX))) judge(`${c.alg} cache hits`, c, 0.97);
+const rsDistinct = cases.find((c) => c.kind === 'distinct' && c.alg === 'RS256' && !c.label.endsWith(BEFORE_SUFFIX));
 if (rsDistinct) judge('RS256 distinct tokens', rsDistinct, 0.85);
-
-/** The change against the code before it (BENCH_BEFORE): at least this fraction of before's speed on every row. */
-const MIN_VS_BEFORE = 0.97;
-const inProcessCost = (c: Case | undefined): number => median(inProcess.find((v) => v.c === c)?.perRequest ?? []);
-function beforeTable(): string {
-  const bareInProcess = inProcessCost(bareCase);
-  const rows = ours.flatMap((c) => {
-    const before = c.before;
-    if (before === undefined) return [];
-    // Round by round: the two ran one after the other in the same round, so drift hits both alike.
-    const rpsRatio = median(c.samples.map((s, i) => s.rps / (before.samples[i]?.rps ?? Number.NaN)));
-    const cpuRatio = median(c.samples.map((s, i) => (before.samples[i]?.cpu ?? Number.NaN) / s.cpu));
-    const overheadNow = inProcessCost(c) - bareInProcess;
-    const overheadBefore = inProcessCost(before) - bareInProcess;
-    // What the two overheads mean on top of an HTTP request to bare Yoga: CPU before / CPU now.
-    const expected = (bareCpu + overheadBefore) / (bareCpu + overheadNow);
-    const label = c.label;
-    targetList.push({ name: `${label} >= ${MIN_VS_BEFORE}x before (server CPU per request)`, measured: `${cpuRatio.toFixed(3)}x`, pass: cpuRatio >= MIN_VS_BEFORE });
-    if (inProcess.length > 0) {
-      targetList.push({ name: `${label} >= ${MIN_VS_BEFORE}x before (in-process, expected HTTP)`, measured: `${expected.toFixed(3)}x`, pass: expected >= MIN_VS_BEFORE });
-    }
-    return [
-      [
-        label,
-        `${rpsRatio.toFixed(3)}x`,
-        round(stat(before, 'cpu'), 1),
-        round(stat(c, 'cpu'), 1),
-        `${cpuRatio.toFixed(3)}x`,
-        inProcess.length > 0 ? round(overheadBefore, 1) : '-',
-        inProcess.length > 0 ? round(overheadNow, 1) : '-',
-        inProcess.length > 0 ? `${expected.toFixed(3)}x` : '-',
-      ],
-    ];
-  });
-  return [
-    `This checkout against ${BEFORE ?? ''} (BENCH_BEFORE), row by row. req/s and CPU ratios are medians over rounds of ` +
-      'the two measured in the same round (> 1: this checkout is faster); in-process overheads are the plugin\'s own CPU per ' +
-      'request (variant minus bare Yoga), and the expected ratio is (bare HTTP CPU + overhead before) / (bare HTTP CPU + overhead now):',
-    '',
-    formatTable(
-      ['case', 'req/s vs before', 'server CPU us/req before', 'now', 'CPU vs before', 'in-process overhead before', 'now', 'expected vs before'],
-      rows,
-    ),
-  ].join('\n');
-}
 function inProcessTable(): string {
   const bareCost = median(inProcess[0]?.perRequest ?? []);
   const rows = inProcess.map((v) => {
@@ -353,8 +326,15 @@ function inProcessTable(): string {
   ].join('\n');
 }
 
-/** Built before the targets are printed: it adds the targets against before. */
-const beforeText = BEFORE !== undefined ? beforeTable() : undefined;
+const comparison = before
+  ? compareTwins(
+      cases,
+      (c) => c.samples,
+      (c) => c.twinWindows,
+      0.97,
+    )
+  : undefined;
+if (comparison) targetList.push(...comparison.targets);
 const totalFailures = cases.reduce((n, c) => n + c.failures, 0);
 targetList.push({ name: 'no failed responses (every response 200 with data, no errors)', measured: String(totalFailures), pass: totalFailures === 0 });
 
@@ -369,7 +349,8 @@ console.log(
         `"hello user" (so the plugin authenticated it) or "world" for bare Yoga. Ratio = median req/s / median bare req/s (cases one after the other); ` +
         `CPU ratio = bare server CPU per request / this server's CPU per request; ` +
         `paired ratio = median over rounds of this case's req/s / bare Yoga's req/s while both are loaded at the same time ` +
-        `(${Math.round(config.connections / 2)} connections each), which cancels most of the machine's drift.`,
+        `(${Math.round(config.connections / 2)} connections each), which cancels most of the machine's drift.` +
+        (before ? ` Cases marked "(before)" run useJwtSession of BENCH_BEFORE (${before.benchDir}), right after their twin of this checkout.` : ''),
     ),
     '',
     formatTable(
@@ -378,7 +359,7 @@ console.log(
     ),
     '',
     ...(inProcess.length > 0 ? [inProcessTable(), ''] : []),
-    ...(beforeText !== undefined ? [beforeText, ''] : []),
+    ...(comparison ? [comparison.table, ''] : []),
     targets(targetList),
   ].join('\n'),
 );

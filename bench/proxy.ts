@@ -1,5 +1,5 @@
 // `pnpm bench proxy`: svc-graphql against the remote called directly and against a bare `node:http`
-// pass-through (the floor of any Node proxy), side by side in one run.
+// pass-through (the floor of any Node proxy), side by side in one run (issue 8, section 4).
 //
 // Child processes: the sample remote, a generated remote (prefix `g_`, for the operation over two
 // remotes), the pass-through floor, svc-graphql (embedded store, RS256 JWT mode) with both remotes and
@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { BEFORE_SUFFIX, beforeCheckout, compareTwins, twinsOf, inRoundOrder, moduleOf } from './lib/before.js';
 import { benchDir, cpuMicros, startChild, type ChildServer } from './lib/child.js';
 import { readConfig, warmupFor } from './lib/config.js';
 import { ADMIN_SECRET, startSvc } from './lib/gateway.js';
@@ -21,15 +22,13 @@ import { header, progress, targets, type Target } from './lib/report.js';
 import { formatTable, median } from './lib/table.js';
 
 const config = readConfig();
+/** BENCH_BEFORE: another checkout whose svc-graphql runs every svc-graphql case too, as a twin "(before)". */
+const before = beforeCheckout();
+/** With BENCH_BEFORE: pairs of short windows per case and its twin after the rounds (BENCH_PAIRS, default 20). */
+const PAIRS = before ? Math.max(0, Number(process.env['BENCH_PAIRS'] ?? 20)) : 0;
+const PAIR_WINDOW = { warmup: 0.25, duration: Math.max(0.5, Number(process.env['BENCH_PAIR_SECONDS'] ?? 1)) };
 /** BENCH_ONLY: a regular expression on the case labels; direct and the floor always run. */
 const only = new RegExp(process.env['BENCH_ONLY'] ?? '.', 'i');
-/**
- * BENCH_BEFORE: the root of another checkout of the repository (dependencies installed): its server
- * runs too, with the same remotes, and each svc-graphql case gets a twin `(before)` measured right
- * after it in every round, so that two versions of the code are compared side by side in one run.
- */
-const beforeCheckout = process.env['BENCH_BEFORE'] || undefined;
-const BEFORE = ' (before)';
 /** The JWT plugin's verified-token cache holds 10,000 entries: a pool twice that size always misses. */
 const POOL = Math.max(20_000, Number(process.env['BENCH_TOKENS'] ?? 20_000));
 const ALIASES = 50;
@@ -94,11 +93,13 @@ interface Case {
   readonly samples: Sample[];
   /** The fixed-rate phase (direct and the fast path only). */
   readonly fixed: Sample[];
+  /** With BENCH_BEFORE: short windows alternating with the twin case (BENCH_PAIRS). */
+  readonly paired: Sample[];
 }
 
 /** Does this server's CLI know `--disable-metrics`? (Another change adds it; until then that pair is skipped.) */
 function serverHasDisableMetrics(): boolean {
-  const help = spawnSync(process.execPath, ['--import', 'tsx', 'packages/server/src/bin.ts', 'serve', '--help'], {
+  const help = spawnSync(process.execPath, ['--import', 'tsx', 'packages/server/src/cli/bin.ts', 'serve', '--help'], {
     cwd: dirname(benchDir),
     encoding: 'utf8',
   });
@@ -113,7 +114,8 @@ let p99Rate = 0;
 const metricsFlag = serverHasDisableMetrics();
 const us = (n: number) => (Number.isNaN(n) ? '-' : String(Math.round(n)));
 
-const measure = async (c: Case, round: number, rate?: number): Promise<Sample> => {
+/** `window`: a short measurement (BENCH_PAIRS) instead of a round's: its warm-up and duration, in seconds. */
+const measure = async (c: Case, round: number, rate?: number, window?: { warmup: number; duration: number }): Promise<Sample> => {
   const request = (i: number): RequestSpec => ({
     headers: c.headers(i),
     body: JSON.stringify({ query: c.query, operationName: 'Bench', variables: c.variables(i) }),
@@ -123,11 +125,11 @@ const measure = async (c: Case, round: number, rate?: number): Promise<Sample> =
     return rate === undefined ? runLoad(options, c.cursor) : runPaced({ ...options, rate }, c.cursor);
   };
   const watched = [...remotes, ...(c.proxy ? [c.proxy] : [])];
-  const warm = await load(rate === undefined ? warmupFor(config, round) : 0.5);
+  const warm = await load(window?.warmup ?? (rate === undefined ? warmupFor(config, round) : 0.5));
   c.cursor = warm.requestsBuilt;
   const before = await Promise.all(watched.map((s) => s.stats()));
   const started = process.hrtime.bigint() / 1000n; // the clock of V8's CPU profiles, for profile-summary.ts
-  const res = await load(config.duration);
+  const res = await load(window?.duration ?? config.duration);
   const ended = process.hrtime.bigint() / 1000n;
   const after = await Promise.all(watched.map((s) => s.stats()));
   c.cursor = res.requestsBuilt;
@@ -149,7 +151,7 @@ const measure = async (c: Case, round: number, rate?: number): Promise<Sample> =
     remoteRequests: perAnswer(overRemotes(requests)),
   };
   progress(
-    `[${rate === undefined ? `round ${round}/${config.rounds}` : `${rate} req/s`}] ${c.label}: ` +
+    `[${window ? `pair ${round}` : rate === undefined ? `round ${round}/${config.rounds}` : `${rate} req/s`}] ${c.label}: ` +
       `${Math.round(res.rps)} req/s, p99 ${res.p99} ms, proxy CPU ${us(sample.proxyCpu)} us, failures ${warm.failures + res.failures}` +
       (config.cpuProf ? ` (profile window ${started}-${ended}, ${res.responses} answers)` : ''),
   );
@@ -187,28 +189,24 @@ try {
   remotes = [remote, generated];
   const floor = await startChild('proxy-floor', 'lib/passthrough-server.ts', { target: remote.url }, config);
   children.push(floor);
-  const svc = await startSvc('proxy-svc', dir, config, jwt.config, { sample: remote.url, generated: generated.url });
-  children.push(svc);
-  // The same remote once more, renamed: operations on it must be rewritten into the remote's names.
-  await metadataOrThrow(svc.url, ADMIN_SECRET, 'add_remote_schema', {
-    name: 'sample_customized',
-    definition: { url: remote.url, customization: { root_fields_namespace: 'custom', type_names: { prefix: 'C_' } } },
-  });
-  const before = beforeCheckout
-    ? await startSvc('proxy-svc-before', dir, config, jwt.config, { sample: remote.url, generated: generated.url }, {}, beforeCheckout)
-    : undefined;
-  if (before) {
-    children.push(before);
-    await metadataOrThrow(before.url, ADMIN_SECRET, 'add_remote_schema', {
+  /** svc-graphql of a checkout (this one, or BENCH_BEFORE's), its remotes added; and one with metrics off. */
+  const startGateways = async (suffix: string, module: string) => {
+    const tag = suffix === '' ? '' : '-before';
+    const svc = await startSvc(`proxy-svc${tag}`, dir, config, jwt.config, { sample: remote.url, generated: generated.url }, {}, module);
+    children.push(svc);
+    // The same remote once more, renamed: operations on it must be rewritten into the remote's names.
+    await metadataOrThrow(svc.url, ADMIN_SECRET, 'add_remote_schema', {
       name: 'sample_customized',
       definition: { url: remote.url, customization: { root_fields_namespace: 'custom', type_names: { prefix: 'C_' } } },
     });
-  }
-  const noMetrics =
-    metricsFlag && only.test('fast path, JWT one token, metrics off')
-      ? await startSvc('proxy-svc-no-metrics', dir, config, jwt.config, { sample: remote.url }, { disableMetrics: true })
-      : undefined;
-  if (noMetrics) children.push(noMetrics);
+    const noMetrics =
+      metricsFlag && only.test('fast path, JWT one token, metrics off')
+        ? await startSvc(`proxy-svc-no-metrics${tag}`, dir, config, jwt.config, { sample: remote.url }, { disableMetrics: true }, module)
+        : undefined;
+    if (noMetrics) children.push(noMetrics);
+    return { suffix, svc, noMetrics };
+  };
+  const gateways = [await startGateways('', 'lib/svc-server.ts'), ...(before ? [await startGateways(BEFORE_SUFFIX, moduleOf(before, 'lib/svc-server.ts'))] : [])];
 
   const bearer = (token: string) => () => ({ authorization: `Bearer ${token}` });
   const newCase = (
@@ -231,35 +229,44 @@ try {
     reasons: new Map(),
     samples: [],
     fixed: [],
+    paired: [],
   });
-  const gql = `${svc.url}/v1/graphql`;
-  /** The cases of a server under test; with BENCH_BEFORE, each followed by its twin on the other checkout. */
-  const svcCase = (label: string, rest: Parameters<typeof newCase>[3] = {}): Case[] => [
-    newCase(label, svc, gql, rest),
-    ...(before ? [newCase(`${label}${BEFORE}`, before, `${before.url}/v1/graphql`, rest)] : []),
-  ];
-  cases.push(
-    newCase('direct to the remote', undefined, remote.url, { headers: () => ({}) }),
-    newCase('pass-through floor (node:http)', floor, `${floor.url}/graphql`, { headers: () => ({}) }),
-    ...[
-      ...svcCase('fast path, JWT one token'),
-      ...(noMetrics ? [newCase('fast path, JWT one token, metrics off', noMetrics, `${noMetrics.url}/v1/graphql`)] : []),
-      newCase('fast path, JWT distinct RS256 tokens', svc, gql, {
+  const svcCases = ({ suffix, svc, noMetrics }: (typeof gateways)[number]): Case[] => {
+    const gql = `${svc.url}/v1/graphql`;
+    return [
+      newCase(`fast path, JWT one token${suffix}`, svc, gql),
+      ...(noMetrics ? [newCase(`fast path, JWT one token, metrics off${suffix}`, noMetrics, `${noMetrics.url}/v1/graphql`)] : []),
+      newCase(`fast path, JWT distinct RS256 tokens${suffix}`, svc, gql, {
         headers: (i) => ({ authorization: `Bearer ${pool[i % pool.length] ?? ''}` }),
       }),
-      ...svcCase('customized remote (namespace + prefix)', { query: NAMESPACED_QUERY, check: checkNamespaced }),
-      ...svcCase('one operation over two remotes', { query: TWO_REMOTES_QUERY, check: checkTwoRemotes, perOperation: [1, 1] }),
-      ...svcCase(`${ALIASES} aliases of one remote field`, {
+      newCase(`customized remote (namespace + prefix)${suffix}`, svc, gql, { query: NAMESPACED_QUERY, check: checkNamespaced }),
+      newCase(`one operation over two remotes${suffix}`, svc, gql, { query: TWO_REMOTES_QUERY, check: checkTwoRemotes, perOperation: [1, 1] }),
+      newCase(`${ALIASES} aliases of one remote field${suffix}`, svc, gql, {
         query: ALIASES_QUERY,
         variables: (i) => ({ name: `n${i}` }),
         check: checkAliases,
       }),
-    ].filter((c) => only.test(c.label)),
+      // BENCH_ONLY picks cases by their label on this checkout: a case and its twin run together.
+    ].filter((c) => only.test(c.label.slice(0, c.label.length - suffix.length)));
+  };
+  // With BENCH_BEFORE, each case's twin on the other checkout right after it: neighbours in time.
+  const [current, ...others] = gateways.map(svcCases);
+  cases.push(
+    newCase('direct to the remote', undefined, remote.url, { headers: () => ({}) }),
+    newCase('pass-through floor (node:http)', floor, `${floor.url}/graphql`, { headers: () => ({}) }),
+    ...(current ?? []).flatMap((c) => [c, ...others.flatMap((twins) => twins.filter((t) => t.label === `${c.label}${BEFORE_SUFFIX}`))]),
   );
 
   for (const c of cases) await countPerOperation(c);
   for (let r = 1; r <= config.rounds; r++) {
-    for (const c of cases) c.samples.push(await measure(c, r));
+    for (const c of inRoundOrder(cases, r)) c.samples.push(await measure(c, r));
+  }
+  // With BENCH_BEFORE: many short windows, each case alternating with its twin, which runs first
+  // alternating too: a sharper before/after ratio than a few rounds on a busy machine.
+  for (let p = 1; p <= PAIRS; p++) {
+    for (const [after, twin] of twinsOf(cases)) {
+      for (const c of p % 2 === 1 ? [after, twin] : [twin, after]) c.paired.push(await measure(c, p, undefined, PAIR_WINDOW));
+    }
   }
   // p99 at the same req/s: direct and the fast path at a fixed rate both can hold; the floor too,
   // for what any process in between costs in p99 on this machine.
@@ -322,21 +329,6 @@ const fixedRows = cases
   ]);
 
 const totalFailures = cases.reduce((n, c) => n + c.failures, 0);
-/** This checkout against the other (BENCH_BEFORE): the other's CPU per request / this one's, per round, median. */
-const beforeTargets: Target[] = cases
-  .filter((c) => c.label.endsWith(BEFORE))
-  .flatMap((twin) => {
-    const current = byLabel(twin.label.slice(0, -BEFORE.length));
-    if (!current) return [];
-    const ratios = roundRatios(twin, current, 'proxyCpu');
-    return [
-      {
-        name: `${current.label}: this checkout >= 0.98x the one before (CPU per request before / now, per round, median)`,
-        measured: `${x(median(ratios))} (per round ${ratios.map((r) => r.toFixed(2)).join(' / ')}; req/s now / before ${x(median(roundRatios(current, twin, 'rps')))})`,
-        pass: median(ratios) >= 0.98,
-      },
-    ];
-  });
 const cpuTarget = (c: Case | undefined, limit: number): Target[] =>
   c ? [{ name: `${c.label}: svc CPU per request <= ${limit}x the floor's`, measured: x(vsFloor(c)), pass: vsFloor(c) <= limit }] : [];
 const aliases = byLabel(`${ALIASES} aliases of one remote field`);
@@ -385,8 +377,16 @@ const targetList: Target[] = [
     pass: cases.every((c) => c.measuredPerOperation?.join() === c.perOperation.join()),
   },
   { name: 'no failed responses', measured: String(totalFailures), pass: totalFailures === 0 },
-  ...beforeTargets,
 ];
+const comparison = before
+  ? compareTwins(
+      cases,
+      (c) => c.samples.map((s) => ({ rps: s.rps, cpu: s.proxyCpu })),
+      (c) => c.paired.map((s) => ({ rps: s.rps, cpu: s.proxyCpu })),
+      0.97,
+    )
+  : undefined;
+if (comparison) targetList.push(...comparison.targets);
 const distinct = byLabel('fast path, JWT distinct RS256 tokens');
 const notes = [
   metricsFlag ? '' : '- metrics on vs off: skipped, `svc-graphql serve --help` does not list `--disable-metrics`.',
@@ -411,11 +411,11 @@ console.log(
         '`custom`; the same plus `g_t3 { id name value parent { id } }` of the generated remote (two remotes); ' +
         `${ALIASES} aliases \`aN: hello(name: $name)\`, each checked. JWT: one RS256 token reused (cache hits), or ` +
         `a pool of ${POOL} pre-minted RS256 tokens used in order (every request a cache miss). ` +
-        (beforeCheckout ? `Cases marked (before) run the server of the checkout at ${beforeCheckout} (BENCH_BEFORE), right after their twin in every round. ` : '') +
         'proxy CPU = CPU time per answer of the floor or svc-graphql child; CPU vs floor = that / the floor\'s in the same ' +
         'round, median over the rounds; remote CPU = ' +
         'both remote children; remote requests = HTTP requests the remotes received for one operation sent alone ' +
-        '(sample + generated) and per answer under load. Figures are medians over the rounds.',
+        '(sample + generated) and per answer under load. Figures are medians over the rounds.' +
+        (before ? ` Cases marked "(before)" run on the svc-graphql of BENCH_BEFORE (${before.benchDir}), right after their twin of this checkout.` : ''),
     ),
     '',
     formatTable(
@@ -448,6 +448,7 @@ console.log(
           '',
         ]
       : []),
+    ...(comparison ? [comparison.table, ''] : []),
     targets(targetList),
     ...notes,
   ].join('\n'),

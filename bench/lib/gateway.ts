@@ -1,4 +1,4 @@
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startChild, type ChildServer } from './child.js';
 import type { BenchConfig } from './config.js';
 import { hs256UserToken, type JwtSetup } from './jwt.js';
@@ -18,9 +18,8 @@ export interface SampleGateway {
 
 /**
  * svc-graphql in a child process (embedded store `dir/<label>.json`, JWT mode with `jwt`), the
- * remotes of `remotes` (name -> URL) added through the metadata API. `checkout`: the root of
- * another checkout of the repository whose server to start instead (its own `bench/lib/svc-server.ts`
- * and packages, dependencies installed), to measure two versions side by side in one run.
+ * remotes of `remotes` (name -> URL) added through the metadata API. `module` is the server module
+ * to start: this checkout's, or another's (BENCH_BEFORE, lib/before.ts).
  */
 export async function startSvc(
   label: string,
@@ -29,7 +28,7 @@ export async function startSvc(
   jwt: JwtSetup['config'],
   remotes: Record<string, string>,
   extra: Partial<SvcServerOptions> = {},
-  checkout?: string,
+  module = 'lib/svc-server.ts',
 ): Promise<ChildServer> {
   const options: SvcServerOptions = {
     databaseUrl: `file:${join(dir, `${label}.json`)}`,
@@ -37,7 +36,6 @@ export async function startSvc(
     jwtSecret: jwt,
     ...extra,
   };
-  const module = checkout === undefined ? 'lib/svc-server.ts' : resolve(checkout, 'bench/lib/svc-server.ts');
   const svc = await startChild(label, module, options, config);
   try {
     for (const [name, url] of Object.entries(remotes)) {

@@ -3,7 +3,7 @@ import {
   DIRECTIVE_SDL as AUTHENTICATED_DIRECTIVE_SDL,
   useGenericAuth,
 } from '@envelop/generic-auth';
-import { sessionOfRequest, useJwtSession, type JwtSessionOptions, type Session } from '@svc-graphql/jwt-session';
+import { useJwtSession, type JwtSessionOptions, type JwtSessionPlugin, type Session } from '@svc-graphql/jwt-session';
 import {
   createRemoteSchemaRegistry,
   useRemoteSchemas,
@@ -95,15 +95,17 @@ export interface App {
  */
 export async function createApp(jwt: NonNullable<JwtSessionOptions['jwt']>, options: AppOptions): Promise<App> {
   const { remoteUrl, ...sessionOptions } = options;
+  // Made with Yoga below; it resolves each request's session in its onRequest.
+  let jwtSession: JwtSessionPlugin | undefined;
   const registry: RemoteSchemaRegistry = createRemoteSchemaRegistry({
     localSchema,
     ...(options.logger !== undefined && { logger: options.logger }),
     enableRemoteSchemaPermissions: true,
     // The schema of a request is chosen before its context is built, so the session is taken from
-    // the request, where useJwtSession's onRequest put it.
+    // the plugin, which resolved it in its onRequest.
     getSession: (context) => {
       const { request, session } = (context ?? {}) as { request?: Request; session?: Session };
-      return session ?? (request === undefined ? undefined : sessionOfRequest(request));
+      return session ?? (request === undefined ? undefined : jwtSession?.sessionOf(request));
     },
   });
   try {
@@ -111,10 +113,11 @@ export async function createApp(jwt: NonNullable<JwtSessionOptions['jwt']>, opti
       { name: REMOTE_NAME, definition: { url: remoteUrl }, permissions: [{ role: 'user', schema: USER_GRANT }] },
     ]);
     registry.commit(plan);
+    // Requests without a token get the anonymous role instead of a 401, so public fields work.
+    jwtSession = useJwtSession({ ...sessionOptions, jwt, unauthorizedRole: ANONYMOUS_ROLE });
     const yoga = createYoga<Record<string, unknown>, Context>({
       plugins: [
-        // Requests without a token get the anonymous role instead of a 401, so public fields work.
-        useJwtSession({ ...sessionOptions, jwt, unauthorizedRole: ANONYMOUS_ROLE }),
+        jwtSession,
         // No `schema` above: this plugin serves the local schema with the remote, per role.
         useRemoteSchemas(registry),
         useGenericAuth<Session, Context>({

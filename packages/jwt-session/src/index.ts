@@ -10,6 +10,7 @@ export type { Session } from './session.js';
 export type { HeadersInput } from './request-headers.js';
 export { createSessionResolver } from './resolver.js';
 export type { SessionResolver } from './resolver.js';
-export { useJwtSession, sessionErrorResponse, sessionOfRequest, handOverSession } from './plugin.js';
+export { useJwtSession, sessionErrorResponse } from './plugin.js';
+export type { JwtSessionPlugin, JwtSessionPluginOptions } from './plugin.js';
 export { createGraphqlWsSession, FORBIDDEN_CLOSE_CODE } from './graphql-ws.js';
 export type { GraphqlWsSession, GraphqlWsSessionOptions, GraphqlWsContextLike } from './graphql-ws.js';

@@ -44,30 +44,28 @@ function headersOf(context: Record<string, unknown>): HeadersInput | undefined {
   return undefined;
 }
 
-/** Sessions resolved from HTTP requests by any `useJwtSession` instance, by request. */
-const requestSessions = new WeakMap<Request, Session>();
-
-/** Outcomes of session resolution done before Yoga for a request, waiting for `onRequest`. */
-const handedOver = new WeakMap<Request, Session | SessionError>();
-
-/**
- * Gives `useJwtSession` the session (or the refusal) of an HTTP request that its host resolved
- * already, with the same resolver, before the request reached Yoga: the plugin then uses it as if
- * it had resolved it (no second verification, no second `onJwtVerification`), answering a
- * {@link SessionError} as it answers its own. Call it from an `onRequest` hook listed before
- * `useJwtSession`.
- */
-export function handOverSession(request: Request, outcome: Session | SessionError): void {
-  handedOver.set(request, outcome);
+/** Options of {@link useJwtSession} beyond those of the session resolver. */
+export interface JwtSessionPluginOptions {
+  /**
+   * The outcome of a session its host already resolved for an HTTP request, with the same
+   * resolver, before the request reached Yoga (the reference server answers some requests in its
+   * own `node:http` handler): the plugin takes it as if it had resolved it (no second
+   * verification, no second `onJwtVerification`) and answers a {@link SessionError} as it answers
+   * its own. Called in `onRequest` for each request to the GraphQL endpoint; `undefined` lets the
+   * plugin resolve the request itself.
+   */
+  resolvedSession?: (request: Request, serverContext: object) => Session | SessionError | undefined;
 }
 
-/**
- * The session `useJwtSession` resolved for an HTTP request, as soon as its `onRequest` ran: for
- * plugins that choose something per session before the GraphQL context is built (a schema per
- * role is chosen before parsing and validation). `undefined` for a request it did not resolve.
- */
-export function sessionOfRequest(request: Request): Session | undefined {
-  return requestSessions.get(request);
+/** What {@link useJwtSession} returns: the plugin, and the sessions it resolved. */
+export interface JwtSessionPlugin extends Plugin<{ session: Session }> {
+  /**
+   * The session this plugin resolved for an HTTP request, from its `onRequest` on: for what is
+   * chosen per session before the GraphQL context is built (a schema per role is chosen before
+   * parsing and validation). `undefined` for a request this plugin did not resolve (one of
+   * another plugin or app, a graphql-ws operation, one refused).
+   */
+  sessionOf(request: Request): Session | undefined;
 }
 
 /**
@@ -86,9 +84,15 @@ export function sessionOfRequest(request: Request): Session | undefined {
  *
  * Pass `{ resolver }` to share one resolver (and its JWKS cache) with the WebSocket helper; the
  * plugin then leaves disposing it to the caller.
+ *
+ * The sessions it resolves are its own: two plugins (in one app or two, from one copy of this
+ * package or two) never see each other's. Read them with {@link JwtSessionPlugin.sessionOf}.
  */
-export function useJwtSession(options: JwtSessionOptions | { resolver: SessionResolver }): Plugin<{ session: Session }> {
-  const shared = 'resolver' in options;
+export function useJwtSession(
+  options: (JwtSessionOptions | { resolver: SessionResolver }) & JwtSessionPluginOptions,
+): JwtSessionPlugin {
+  const { resolvedSession, ...resolverOptions } = options;
+  const shared = 'resolver' in resolverOptions;
   // Without a logger of its own, the plugin reports through Yoga's logger once Yoga is up.
   let logTo: Logger = defaultLogger;
   const logger: Logger = {
@@ -97,8 +101,11 @@ export function useJwtSession(options: JwtSessionOptions | { resolver: SessionRe
     warn: (...args) => logTo.warn(...args),
     error: (...args) => logTo.error(...args),
   };
-  const resolver = shared ? options.resolver : createSessionResolver(options.logger === undefined ? { ...options, logger } : options);
-  const sessions = requestSessions;
+  const resolver = shared
+    ? resolverOptions.resolver
+    : createSessionResolver(resolverOptions.logger === undefined ? { ...resolverOptions, logger } : resolverOptions);
+  /** The sessions this plugin resolved (or was handed), by HTTP request. */
+  const sessions = new WeakMap<Request, Session>();
   let isGraphQLRequest: (url: URL) => boolean = () => true;
 
   return {
@@ -115,11 +122,11 @@ export function useJwtSession(options: JwtSessionOptions | { resolver: SessionRe
       isGraphQLRequest = (url) =>
         url.pathname === endpoint || url.pathname === `${endpoint}/` || pattern?.test(url) === true;
     },
-    async onRequest({ request, url, endResponse, fetchAPI }) {
+    sessionOf: (request) => sessions.get(request),
+    async onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
       if (request.method === 'OPTIONS' || !isGraphQLRequest(url)) return;
-      const outcome = handedOver.get(request);
+      const outcome = resolvedSession?.(request, serverContext);
       if (outcome !== undefined) {
-        handedOver.delete(request);
         if (outcome instanceof SessionError) endResponse(sessionErrorResponse(outcome, fetchAPI.Response));
         else sessions.set(request, outcome);
         return;

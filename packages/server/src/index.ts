@@ -1,7 +1,12 @@
-export { createServer, ServerOptionError } from './server.js';
+export { createServer } from './server.js';
 export type { ServerOptions, SvcGraphqlServer } from './server.js';
-export { parseCommandLine, ConfigError, DEFAULT_DATABASE_URL } from './config.js';
-export type { ServeConfig, LogLevel, CliCommand } from './config.js';
-export { createLogger } from './logger.js';
-export type { Logger } from './logger.js';
+export { ServerOptionError } from './errors.js';
+export type { OptionErrorCode } from './errors.js';
+export { SETTINGS } from './settings.js';
+export type { LogLevel, LogFormat, Setting, SettingKind, SettingName } from './settings.js';
+export { DEFAULT_DATABASE_URL } from './store.js';
+export { parseCommandLine, ConfigError } from './cli/command-line.js';
+export type { ServeConfig, CliCommand, ConfigErrorCode } from './cli/command-line.js';
+export { createLogger } from './observability/logger.js';
+export type { Logger } from './observability/logger.js';
 export { VERSION } from './version.js';

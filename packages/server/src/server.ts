@@ -1,127 +1,40 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
-import { GraphQLError, getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
-import { createYoga, isAsyncIterable, mapAsyncIterator } from 'graphql-yoga';
-import type { ConnectionInitMessage, Context, OperationResult, SubscribePayload } from 'graphql-ws';
-import { useServer, type Extra } from 'graphql-ws/use/ws';
-import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
-import {
-  createGraphqlWsSession,
-  createSessionResolver,
-  parseJwtConfig,
-  parseJwtConfigs,
-  sessionOfRequest,
-  useJwtSession,
-  type JwtConfig,
-  type Session,
-  type SessionResolver,
-} from '@svc-graphql/jwt-session';
-import { createRemoteSchemaRegistry, useRemoteSchemas, type RemoteSchemaRegistry } from '@svc-graphql/remote-schemas';
-import {
-  createFileMetadataStore,
-  createMetadataService,
-  createPostgresMetadataStore,
-  useMetadataApi,
-  type MetadataStore,
-} from '@svc-graphql/metadata-api';
-import { createAdminErrorMasking } from './admin-errors.js';
-import {
-  DEFAULT_DATABASE_URL,
-  DEFAULT_LIMITS,
-  JWT_NEEDS_ADMIN_SECRET,
-  parseDatabaseUrl,
-  type LogFormat,
-  type LogLevel,
-  type SettingName,
-  type StoreLocation,
-} from './config.js';
-import { corsAnswerHeaders, createOriginPolicy, ownOrigins, useCors, type OriginPolicy } from './cors.js';
-import { graphiqlOptions, renderGraphiqlPage, useGraphiqlAssets } from './graphiql.js';
-import { ConsoleNotBuiltError, installedConsoleRoot, loadConsoleFiles, useConsole, type ConsoleFiles } from './console.js';
-import { useSessionRoute } from './session-route.js';
-import { createDirectLane, useDirectLaneHandover } from './direct-lane.js';
-import { boundedParserCaches, createLimitedParse, useOperationLimits, useRequestBodyLimit } from './limits.js';
-import { createLogger, type Logger, type ServerLogger } from './logger.js';
-import { assignRequestId, clientErrorAnswer, countRemoteCall, noteOperation, trackRequests, upgradeLog, useRequestTracking } from './request-log.js';
-import {
-  backdateExecution,
-  countDirectAnswer,
-  countWebSocketRefusal,
-  countWebSocketResult,
-  ServerMetrics,
-  useMetrics,
-  useMetricsEndpoint,
-} from './metrics.js';
-import { useServiceRoutes } from './routes.js';
-import { useThrownValidationErrors } from './validation-errors.js';
+import { createServer as createHttpServer } from 'node:http';
+import { makeServer } from 'graphql-ws';
+import { createYoga } from 'graphql-yoga';
+import { createGraphqlWsSession, useJwtSession } from '@svc-graphql/jwt-session';
+import { useMetadataApi } from '@svc-graphql/metadata-api';
+import { useRemoteSchemas } from '@svc-graphql/remote-schemas';
+import { ServerOptionError } from './errors.js';
+import { createAdminErrorMasking } from './http/admin-errors.js';
+import { loadConsole, useConsole } from './http/console.js';
+import { corsAnswerHeaders, createOriginPolicy, ownOrigins, useCors } from './http/cors.js';
+import { createDirectLane, handedOverSession, useDirectLaneHandover } from './http/direct-lane.js';
+import { graphiqlOptions, renderGraphiqlPage, useGraphiqlAssets } from './http/graphiql.js';
+import { boundedParserCaches, createLimitedParse, useOperationLimits, useRequestBodyLimit } from './http/limits.js';
+import { clientErrorAnswer, noteOperation, remoteCallCounter, trackRequests, upgradeLog, useRequestTracking } from './http/request-log.js';
+import { useServiceRoutes } from './http/routes.js';
+import { useSessionRoute } from './http/session-route.js';
+import { useThrownValidationErrors } from './http/validation-errors.js';
+import { Cleanups, listen, shutDown } from './lifecycle.js';
+import { healthOf, openMetadata } from './metadata.js';
+import { createLogger, type Logger, type ServerLogger } from './observability/logger.js';
+import { ServerMetrics } from './observability/metrics.js';
+import { backdateExecution, countDirectAnswer, useMetrics, useMetricsEndpoint } from './observability/metrics-plugin.js';
+import { RequestRecords } from './request-record.js';
+import { createServerSessionResolver, useSessionRecord } from './session.js';
+import { resolveSettings, type ServerSettings } from './settings.js';
 import { VERSION } from './version.js';
+import { serveGraphqlWs } from './ws/graphql-ws.js';
+import { graphqlWsHooks } from './ws/operations.js';
+import { acceptUpgrades } from './ws/upgrade.js';
 
-export interface ServerOptions {
-  /** @default '127.0.0.1' */
-  host?: string;
-  /** `0` picks any free port. @default 8080 */
-  port?: number;
-  /**
-   * Where metadata lives: `file:PATH` (the embedded store) or `postgres://…` / `postgresql://…`.
-   * @default 'file:./.svc-graphql/metadata.json'
-   */
-  databaseUrl?: string;
-  /** Secures the endpoint; without it every request is admin. */
-  adminSecret?: string;
-  /** The JWT configuration as JSON text or an object. Requires `adminSecret`. */
-  jwtSecret?: string | object;
-  /**
-   * Several JWT configurations, one per token issuer (a list or its JSON text): a token is verified
-   * by the entry whose `issuer` is its `iss`, else by the entry without `issuer`. With `jwtSecret`
-   * too, that one comes first in the list. Requires `adminSecret`.
-   */
-  jwtSecrets?: string | readonly (string | object)[];
-  /** Role of requests that bring neither a valid admin secret nor a token. */
-  unauthorizedRole?: string;
-  /** @default false */
-  enableRemoteSchemaPermissions?: boolean;
-  /** @default 'info' */
-  logLevel?: LogLevel;
-  /** `text` (`<ISO time> <level> <message>`) or `json` (one JSON object a line). @default 'text' */
-  logFormat?: LogFormat;
-  /** Replaces the stderr logger (`logLevel` is then ignored). */
+/**
+ * The options of {@link createServer}: every setting of the settings table (settings.ts, where each
+ * is documented with its default; the CLI's flags are the same settings), and a logger.
+ */
+export interface ServerOptions extends ServerSettings {
+  /** Replaces the stderr logger (`logLevel` and `logFormat` are then ignored). */
   logger?: Logger;
-  /** How long `close()` lets in-flight requests finish. @default 10000 */
-  shutdownTimeoutMs?: number;
-  /** Largest body of a request to `/v1/graphql`, and of one WebSocket message, in bytes. @default 2097152 */
-  maxRequestBodySize?: number;
-  /** Most lexical tokens in one GraphQL document. @default 15000 */
-  maxQueryTokens?: number;
-  /** Largest answer of a remote (HTTP body or WebSocket message), in bytes. @default 67108864 */
-  maxRemoteResponseSize?: number;
-  /**
-   * Origins allowed by browsers: `*`, or comma-separated origins with `*` as a wildcard in the host
-   * (`https://*.example.com`). @default '*'
-   */
-  corsDomain?: string;
-  /** No CORS headers at all. @default false */
-  disableCors?: boolean;
-  /** Read the `Cookie` of a WebSocket upgrade even when its `Origin` is not a listed origin. @default false */
-  wsReadCookie?: boolean;
-  /** Most operations running at once on one WebSocket connection. @default 100 */
-  maxOperationsPerConnection?: number;
-  /**
-   * `GET /v1/metrics` then asks for `Authorization: Bearer <metricsSecret>`; without it, the admin
-   * secret header (when an admin secret is set), else it is open.
-   */
-  metricsSecret?: string;
-  /** No metrics kept, `/v1/metrics` answers 404. @default false */
-  disableMetrics?: boolean;
-  /**
-   * Answer operations served by remotes alone, without errors, before Yoga's request pipeline
-   * (the same answers, less CPU per request). `false` sends every request through Yoga. Defaults
-   * to `true` unless the environment variable `SVC_GRAPHQL_DIRECT_LANE` is `off`.
-   */
-  directLane?: boolean;
-  /** Serve the web console at `/console` (when off, `/console` answers 404). @default false */
-  enableConsole?: boolean;
-  /** The directory of the console's build. @default the `dist/` of the installed `@svc-graphql/console` */
-  consoleRoot?: string;
 }
 
 /** A listening svc-graphql server. */
@@ -139,23 +52,8 @@ export interface SvcGraphqlServer {
   close(): Promise<void>;
 }
 
-/**
- * A problem with one option that keeps the server from starting. `option` is the option's name;
- * the CLI turns it into the flag or environment variable the user set.
- */
-export class ServerOptionError extends Error {
-  override readonly name = 'ServerOptionError';
-  constructor(
-    readonly option: SettingName | 'maxOperationsPerConnection' | 'consoleRoot',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
 const GRAPHQL_PATH = '/v1/graphql';
-const DEFAULT_MAX_OPERATIONS_PER_CONNECTION = 100;
+const METADATA_PATH = '/v1/metadata';
 
 /**
  * Builds the reference server (session, remote schemas and metadata API in one Yoga app over
@@ -163,131 +61,81 @@ const DEFAULT_MAX_OPERATIONS_PER_CONNECTION = 100;
  * configuration, before anything listens.
  */
 export async function createServer(options: ServerOptions = {}): Promise<SvcGraphqlServer> {
-  const logger = options.logger ?? createLogger(options.logLevel ?? 'info', undefined, options.logFormat ?? 'text');
-  // Only counted when the http-log entries that show them are written.
+  const settings = resolveSettings(options, (name, code, message, cause) => new ServerOptionError(name, code, message, { cause }));
+  const logger = options.logger ?? createLogger(settings.logLevel, undefined, settings.logFormat);
+  // Remote calls are counted only when the http-log entries that show them are written.
   const { enabled } = logger as Partial<ServerLogger>;
   const countsRemoteCalls = typeof enabled !== 'function' || enabled.call(logger, 'info');
-  const host = options.host ?? '127.0.0.1';
-  const port = options.port ?? 8080;
-  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
-
-  if (options.jwtSecret !== undefined && options.adminSecret === undefined) {
-    throw new ServerOptionError('jwtSecret', JWT_NEEDS_ADMIN_SECRET);
-  }
-  if (options.jwtSecrets !== undefined && options.adminSecret === undefined) {
-    throw new ServerOptionError('jwtSecrets', JWT_NEEDS_ADMIN_SECRET);
-  }
-  const jwt = jwtOption(options);
-  const limits = {
-    maxRequestBodySize: positiveInteger('maxRequestBodySize', options.maxRequestBodySize, DEFAULT_LIMITS.maxRequestBodySize),
-    maxQueryTokens: positiveInteger('maxQueryTokens', options.maxQueryTokens, DEFAULT_LIMITS.maxQueryTokens),
-    maxRemoteResponseSize: positiveInteger(
-      'maxRemoteResponseSize',
-      options.maxRemoteResponseSize,
-      DEFAULT_LIMITS.maxRemoteResponseSize,
-    ),
-  };
-  const maxOperationsPerConnection = positiveInteger(
-    'maxOperationsPerConnection',
-    options.maxOperationsPerConnection,
-    DEFAULT_MAX_OPERATIONS_PER_CONNECTION,
-  );
-  const wsReadCookie = options.wsReadCookie ?? false;
-  // Known once listening (port 0 picks one).
+  const { host, port } = settings;
+  // The server's own origins are known once it listens (port 0 picks one).
   let selfOrigins: ReadonlySet<string> = new Set();
-  let origins: OriginPolicy;
-  try {
-    origins = createOriginPolicy({
-      corsDomain: options.corsDomain ?? '*',
-      disableCors: options.disableCors ?? false,
-      ownOrigins: () => selfOrigins,
-    });
-  } catch (error) {
-    throw new ServerOptionError('corsDomain', errorMessage(error), { cause: error });
-  }
-  const masking = createAdminErrorMasking();
-  if (options.metricsSecret === '') throw new ServerOptionError('metricsSecret', 'must not be empty');
-  const metrics = options.disableMetrics === true ? undefined : new ServerMetrics();
-
-  let resolver: SessionResolver;
-  try {
-    resolver = createSessionResolver({
-      ...(jwt !== undefined && { jwt }),
-      ...(options.adminSecret !== undefined && { adminSecret: options.adminSecret }),
-      ...(options.unauthorizedRole !== undefined && { unauthorizedRole: options.unauthorizedRole }),
-      ...(metrics && {
-        hooks: {
-          onJwtVerification: (result: string) => metrics.countJwtVerification(result),
-          onJwksFetch: (outcome: 'ok' | 'error') => metrics.countJwksFetch(outcome),
-        },
-      }),
-      logger,
-    });
-  } catch (error) {
-    throw new ServerOptionError('jwtSecret', errorMessage(error), { cause: error });
-  }
-
-  const cleanups: Array<() => Promise<void> | void> = [() => resolver.dispose()];
-  const cleanUp = async () => {
-    for (const cleanup of cleanups.reverse()) {
-      try {
-        await cleanup();
-      } catch (error) {
-        logger.warn('error while shutting down:', error);
-      }
-    }
-    cleanups.length = 0;
-  };
+  const origins = createOriginPolicy({ corsDomain: settings.corsDomain, disableCors: settings.disableCors, ownOrigins: () => selfOrigins });
+  const metrics = settings.disableMetrics ? undefined : new ServerMetrics();
+  const resolver = createServerSessionResolver(settings, logger, metrics);
+  const cleanups = new Cleanups(logger);
+  cleanups.add(() => resolver.dispose());
+  // One record per request, for every part of the server (request log, metrics, session, lane).
+  const records = new RequestRecords();
 
   try {
-    const store = openStore(options.databaseUrl ?? DEFAULT_DATABASE_URL, logger);
-    const registry: RemoteSchemaRegistry = createRemoteSchemaRegistry({
+    const { store, registry, service } = await openMetadata(settings, {
       logger,
-      maxResponseBytes: limits.maxRemoteResponseSize,
-      getSession: sessionOfContext,
-      enableRemoteSchemaPermissions: options.enableRemoteSchemaPermissions ?? false,
-      ...((metrics || countsRemoteCalls) && {
-        hooks: {
-          onRemoteRequest: (event, context) => {
-            // The `remote_calls` of the request's http-log entry.
-            if (countsRemoteCalls) countRemoteCall(context);
-            metrics?.countRemoteRequest(event.remoteSchema, event.outcome, event.durationSeconds);
-          },
-          ...(metrics && { onSchemaSwap: (event) => metrics.countSchemaSwap(event.remoteSchemas) }),
-        },
-      }),
+      metrics,
+      records,
+      onRemoteCall: countsRemoteCalls ? remoteCallCounter(records) : undefined,
+      cleanups,
     });
-    cleanups.push(() => registry.dispose());
-    const service = createMetadataService({
-      registry,
-      store,
-      remoteSchemaPermissions: options.enableRemoteSchemaPermissions ?? false,
-      logger,
-    });
-    cleanups.push(() => service.close());
-    metrics?.setMetadata({
-      inconsistentObjects: () => service.inconsistentObjects().length,
-      resourceVersion: () => service.resourceVersion(),
-    });
-    try {
-      await service.init();
-    } catch (error) {
-      throw new ServerOptionError('databaseUrl', errorMessage(error), { cause: error });
-    }
-
-    let consoleFiles: ConsoleFiles | undefined;
-    if (options.enableConsole === true) {
-      try {
-        consoleFiles = await loadConsoleFiles(options.consoleRoot ?? installedConsoleRoot());
-      } catch (error) {
-        if (!(error instanceof ConsoleNotBuiltError)) throw error;
-        throw new ServerOptionError(options.consoleRoot !== undefined ? 'consoleRoot' : 'enableConsole', error.message, { cause: error });
-      }
-    }
-
+    // The console's build, read once (`enableConsole`); a missing build stops the start.
+    const consoleFiles = settings.enableConsole ? await loadConsole(settings.consoleRoot) : undefined;
     const parserCaches = boundedParserCaches();
-    const limitedParse = createLimitedParse({ maxTokens: limits.maxQueryTokens });
-    const handover = useDirectLaneHandover({ onExecutionStarted: backdateExecution });
+    const limitedParse = createLimitedParse({ maxTokens: settings.maxQueryTokens });
+    const masking = createAdminErrorMasking();
+    // Takes the session the direct lane resolved for a request it handed over, else resolves it.
+    const jwt = useJwtSession({ resolver, resolvedSession: handedOverSession(records) });
+
+    // The plugins in the order their hooks run; a plugin's place is part of what it does.
+    const plugins = [
+      // 1. Metrics first: a request that a later plugin answers in onRequest (401, 413) still counts.
+      ...(metrics ? [useMetrics(metrics, GRAPHQL_PATH, records)] : []),
+      // 2. `context.requestId`, and the operation and role of the http-log entry, for every request below.
+      useRequestTracking(records),
+      // 3. CORS before any route: preflights are answered here, and every answer below gets its headers.
+      useCors(origins),
+      // 4. Routes answered before any authentication: GraphiQL's files, the console, /v1/session
+      //    (which resolves the caller's own session itself), /healthz, /v1/version, /v1/metrics.
+      useGraphiqlAssets(GRAPHQL_PATH),
+      ...(consoleFiles ? [useConsole(consoleFiles)] : []),
+      useSessionRoute({ resolve: (headers) => resolver.resolve(headers), logger }),
+      useServiceRoutes({ version: VERSION, health: () => healthOf(service) }),
+      ...(metrics ? [useMetricsEndpoint(metrics, { metricsSecret: settings.metricsSecret, adminSecret: settings.adminSecret })] : []),
+      // 5. /v1/metadata authenticates on its own (admin only) and never reaches GraphQL.
+      useMetadataApi({
+        service,
+        registry,
+        store,
+        logger,
+        // A session's isAdmin is its role being `admin` (only the admin role may change metadata).
+        authenticate: (request: Request) => resolver.resolve(request.headers),
+        // A page in a browser must not change the metadata of a server on its visitor's machine:
+        // only the server's own pages and listed origins (`*` lists none) may send an Origin.
+        isAllowedOrigin: (origin: string) => origins.isOwn(origin) || origins.isListed(origin),
+      }),
+      // 6. The session, before the body is read: a refused request costs no parsing. Then onto the
+      //    request's record, where the registry (step 9) and the http-log entry find it.
+      jwt,
+      useSessionRecord(records, jwt),
+      // 7. Then the body, bounded, and the document, bounded (tokens, depth) as it is parsed.
+      useRequestBodyLimit(settings.maxRequestBodySize),
+      useOperationLimits({ parse: limitedParse }),
+      //    graphql-js 16 throws from validation for a few documents instead of reporting: reported.
+      useThrownValidationErrors(),
+      // 8. Marks an admin's errors as they leave execution, before Yoga's masking (which runs after).
+      masking.plugin,
+      // 9. The role's schema (chosen in onEnveloped, from the session above) and the remotes' execution.
+      useRemoteSchemas(registry),
+      // 10. After it: an operation the direct lane already ran gets the remotes' answer it has.
+      useDirectLaneHandover(records, { onExecutionStarted: backdateExecution }),
+    ];
     const yoga = createYoga({
       graphqlEndpoint: GRAPHQL_PATH,
       landingPage: false,
@@ -295,58 +143,19 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       // The browser page: GraphiQL from the installed packages (no CDN), headers never stored.
       graphiql: graphiqlOptions(),
       renderGraphiQL: renderGraphiqlPage,
-      // Our own CORS, body limit and error masking below (exact headers, answers and admin rule).
+      // Our own CORS, body limit and error masking (exact headers, answers and admin rule).
       cors: false,
       maxRequestBodySize: false,
       maskedErrors: masking.maskedErrors,
       parserAndValidationCache: parserCaches,
-      plugins: [
-        // First: counts requests that a later plugin answers in onRequest (401, 413).
-        ...(metrics ? [useMetrics(metrics, GRAPHQL_PATH)] : []),
-        // First: `context.requestId`, and the operation and role of the http-log entry.
-        useRequestTracking(),
-        useCors(origins),
-        useGraphiqlAssets(GRAPHQL_PATH),
-        ...(consoleFiles ? [useConsole(consoleFiles)] : []),
-        useSessionRoute({ resolve: (headers) => resolver.resolve(headers), logger }),
-        useServiceRoutes({
-          version: VERSION,
-          health: () =>
-            !service.isStoreReachable()
-              ? 'WARN: metadata store unreachable'
-              : service.isConsistent()
-                ? 'OK'
-                : 'WARN: inconsistent metadata',
-        }),
-        ...(metrics ? [useMetricsEndpoint(metrics, { metricsSecret: options.metricsSecret, adminSecret: options.adminSecret })] : []),
-        useMetadataApi({
-          service,
-          registry,
-          store,
-          logger,
-          // A session's isAdmin is its role being `admin` (only the admin role may change metadata).
-          authenticate: (request: Request) => resolver.resolve(request.headers),
-          // A page in a browser must not change the metadata of a server on its visitor's machine:
-          // only the server's own pages and listed origins (`*` lists none) may send an Origin.
-          isAllowedOrigin: (origin: string) => origins.isOwn(origin) || origins.isListed(origin),
-        }),
-        // A request the direct lane handed over keeps the session it resolved.
-        handover.session,
-        useJwtSession({ resolver }),
-        useRequestBodyLimit(limits.maxRequestBodySize),
-        useOperationLimits({ parse: limitedParse }),
-        useThrownValidationErrors(),
-        masking.plugin,
-        useRemoteSchemas(registry),
-        // After the remote schemas plugin: a handed-over operation gets the remotes' answer already made.
-        handover.execution,
-      ],
+      plugins,
     });
-    const directLane = options.directLane ?? process.env['SVC_GRAPHQL_DIRECT_LANE'] !== 'off';
-    const handler = directLane
+
+    const handler = settings.directLane
       ? createDirectLane(yoga, {
+          records,
           graphqlPath: GRAPHQL_PATH,
-          maxBodyBytes: limits.maxRequestBodySize,
+          maxBodyBytes: settings.maxRequestBodySize,
           resolver,
           registry,
           documentCache: parserCaches.documentCache,
@@ -355,465 +164,52 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
           corsHeaders: (origin) => corsAnswerHeaders(origins, origin),
           onOperation: noteOperation,
           ...(metrics && { onAnswered: (type: 'query' | 'mutation', seconds: number) => countDirectAnswer(metrics, type, seconds) }),
-          requestId: assignRequestId,
           onUnexpectedError: (error) => logger.error('the direct lane failed to answer a request:', error),
         })
       : yoga;
-
     // Every answer carries `x-request-id`; one http-log entry per request; the SERVER span of a
     // GraphQL request is active while it runs.
-    const httpServer = createHttpServer(trackRequests(handler, { logger, graphqlPath: GRAPHQL_PATH, metadataPath: '/v1/metadata' }));
-    // Messages over the body limit close the socket with 1009 before they are buffered whole.
-    const wsServer = new WebSocketServer({ noServer: true, path: GRAPHQL_PATH, maxPayload: limits.maxRequestBodySize });
+    const httpServer = createHttpServer(trackRequests(handler, { records, logger, graphqlPath: GRAPHQL_PATH, metadataPath: METADATA_PATH }));
     // What Node's parser refuses is answered with `x-request-id` and logged too.
-    httpServer.on('clientError', clientErrorAnswer(logger));
-    // One http-log entry per upgrade request, when its handshake is answered.
-    const logUpgrade = upgradeLog(logger);
-    // The 101 answer carries the connection's `x-request-id` too (printable ASCII: safe in a header).
-    wsServer.on('headers', (headers: string[], request: IncomingMessage) => {
-      headers.push(`x-request-id: ${assignRequestId(request)}`);
-      logUpgrade(request, 101);
+    httpServer.on('clientError', clientErrorAnswer(logger, records));
+    const webSockets = acceptUpgrades(httpServer, {
+      path: GRAPHQL_PATH,
+      maxPayload: settings.maxRequestBodySize,
+      origins,
+      readCookieAlways: settings.wsReadCookie,
+      requestId: (request) => records.open(request).id,
+      onAnswered: upgradeLog(logger, records),
     });
-    httpServer.on('upgrade', (request: IncomingMessage, socket, head) => {
-      // The connection's id (its latency starts here): `context.requestId` of its operations, and
-      // sent to remotes.
-      const requestId = assignRequestId(request);
-      // A page of another origin must never act with its visitor's cookie (the browser sends it
-      // with the upgrade whatever page opened the socket).
-      if (!readsUpgradeCookie(request, origins, wsReadCookie)) delete request.headers.cookie;
-      // A refused handshake carries it too (the 101 gets it from the 'headers' event).
-      withRequestIdOnRefusal(socket, requestId, (status) => logUpgrade(request, status));
-      // Refuses other paths and bad handshakes itself.
-      wsServer.handleUpgrade(request, socket, head, (ws) => {
-        // `ws` emits 'error' for what a client did wrong (a message over the limit, a bad frame)
-        // and closes the socket itself (1009, 1002, …). graphql-ws would print each one to the
-        // console as an internal error: a client could fill the server's logs at will.
-        const emit = ws.emit.bind(ws);
-        ws.emit = (event: string | symbol, ...args: unknown[]): boolean => {
-          if (event === 'message' && isServerMessage(args[0])) {
-            // graphql-ws takes a server's message from a client for its own fault (4500 and a
-            // console line); it is the client's: 4400, as for any other invalid message.
-            ws.close(4400, 'Invalid message received');
-            return true;
-          }
-          if (event !== 'error') return emit(event, ...args);
-          logger.debug('WebSocket closed for a protocol error of the client:', describeError(args[0]));
-          return true;
-        };
-        metrics?.trackWebSocket(ws);
-        wsServer.emit('connection', ws, request);
-      });
-    });
-    const wsSession = createGraphqlWsSession(resolver);
-    /**
-     * onSubscribe's work for an operation that may start: the arguments to execute it with (its
-     * root value carries `operation`, told when it has started), or the errors that answer it.
-     */
-    const prepareOperation = async (
-      ctx: Context<ConnectionInitMessage['payload'], Extra>,
-      payload: SubscribePayload,
-      operation: StartingOperation,
-    ): Promise<ExecutionArgs | readonly GraphQLError[]> => {
-      const upgrade = ctx.extra.request;
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(upgrade.headers)) {
-        if (typeof value === 'string') headers.set(name, value);
-        else if (Array.isArray(value)) headers.set(name, value.join(', '));
-      }
-      const initHeaders = (ctx.connectionParams as { headers?: unknown } | undefined)?.headers;
-      if (initHeaders && typeof initHeaders === 'object') {
-        for (const [name, value] of Object.entries(initHeaders)) {
-          if (typeof value !== 'string') continue;
-          try {
-            headers.set(name, value);
-          } catch {
-            // Not a valid header name or value (connection_init is free-form JSON): left out.
-          }
-        }
-      }
-      // The Host header stays in `headers`; the URL only has to be valid, whatever a client sends.
-      // POST: every operation may run over the socket, mutations included (Yoga refuses
-      // mutations of GET requests).
-      const request = new Request(`http://localhost${GRAPHQL_PATH}`, { method: 'POST', headers });
-      const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-        ...ctx,
-        req: upgrade,
-        socket: ctx.extra.socket,
-        request,
-        params: payload,
-        session: wsSession.getSession(ctx),
-      });
-      let document: DocumentNode;
-      try {
-        document = parse(payload.query);
-      } catch (error) {
-        // A syntax error (or an operation refused before parsing) fails this operation only,
-        // not the whole connection.
-        countWebSocketRefusal(metrics, undefined, undefined);
-        if (error instanceof GraphQLError) return [error];
-        throw error;
-      }
-      let errors: readonly GraphQLError[];
-      try {
-        errors = validate(schema, document);
-      } catch (error) {
-        // graphql-js 16 throws from a rule or two (a subscription root field under @skip whose
-        // argument is a variable) instead of reporting: fail this operation, not the connection.
-        countWebSocketRefusal(metrics, document, payload.operationName);
-        if (error instanceof GraphQLError) return [error];
-        throw error;
-      }
-      if (errors.length > 0) {
-        countWebSocketRefusal(metrics, document, payload.operationName);
-        return errors;
-      }
-      // graphql-ws would answer this itself, without executing (and so without `started`).
-      if (!getOperationAST(document, payload.operationName ?? undefined)) {
-        countWebSocketRefusal(metrics, document, payload.operationName);
-        return [new GraphQLError('Unable to identify operation')];
-      }
-      const args: ExecutionArgs = {
-        schema,
-        document,
-        operationName: payload.operationName ?? null,
-        variableValues: payload.variables ?? null,
-        contextValue: await contextFactory(),
-        rootValue: { execute, subscribe, operation } as EnvelopedRoot,
-      };
-      return args;
-    };
-    /** Per connection, the operations between onSubscribe and their start, by id. */
-    const starting = new WeakMap<object, Map<string, StartingOperation>>();
-    useServer(
-      {
-        // Error texts stay out of close reasons.
-        isProd: true,
-        // `extensions.http` tells Yoga the HTTP status; a socket has none to show.
-        onError: (_ctx, _id, _payload, errors) => errors.map(formatForSocket),
-        onNext: (_ctx, _id, _payload, _args, result): FormattedExecutionResult | undefined => {
-          if (!result.errors?.some((error) => error.extensions?.['http'] !== undefined)) return undefined;
-          const formatted: FormattedExecutionResult = { errors: result.errors.map(formatForSocket) };
-          if (result.data !== undefined) formatted.data = result.data;
-          if (result.extensions !== undefined) formatted.extensions = result.extensions;
-          return formatted;
-        },
-        onConnect: (ctx) => wsSession.onConnect(ctx),
-        onClose: (ctx) => wsSession.onClose(ctx),
-        execute: (args) => settle(args, countWebSocketResult(metrics, args, failAlone(() => (args.rootValue as EnvelopedRoot).execute(args), logger))),
-        subscribe: (args) => settle(args, countWebSocketResult(metrics, args, failAlone(() => (args.rootValue as EnvelopedRoot).subscribe(args), logger))),
-        onSubscribe: async (ctx, id, payload) => {
-          // `ctx.subscriptions` holds this connection's operations in flight, this one's id included.
-          if (Object.keys(ctx.subscriptions).filter((key) => key !== id).length >= maxOperationsPerConnection) {
-            countWebSocketRefusal(metrics, undefined, undefined);
-            return [
-              new GraphQLError(`too many operations at once on this connection (at most ${maxOperationsPerConnection})`, {
-                extensions: { code: 'validation-failed', path: '$' },
-              }),
-            ];
-          }
-          // An id the client completed while its operation was still starting, sent again: graphql-ws
-          // would attach the first operation's stream to the new one's id once it starts, where
-          // nothing ends it (a remote subscription held open for good). The new one is refused
-          // until the first has started, and the first is ended as it starts.
-          let startingIds = starting.get(ctx);
-          if (startingIds === undefined) {
-            startingIds = new Map();
-            starting.set(ctx, startingIds);
-          }
-          const earlier = startingIds.get(id);
-          if (earlier !== undefined) {
-            earlier.superseded = true;
-            countWebSocketRefusal(metrics, undefined, undefined);
-            return [
-              new GraphQLError(`an operation with id "${id}" is still starting; send it again once it has ended`, {
-                extensions: { code: 'validation-failed', path: '$' },
-              }),
-            ];
-          }
-          const ids = startingIds;
-          const state: StartingOperation = { superseded: false, started: () => ids.delete(id) };
-          ids.set(id, state);
-          let handedOn = false;
-          try {
-            const outcome = await prepareOperation(ctx, payload, state);
-            handedOn = !Array.isArray(outcome);
-            return outcome;
-          } finally {
-            if (!handedOn) ids.delete(id);
-          }
-        },
-      },
-      wsServer,
+    const graphqlWs = makeServer(
+      graphqlWsHooks({
+        records,
+        getEnveloped: yoga.getEnveloped,
+        session: createGraphqlWsSession(resolver),
+        graphqlPath: GRAPHQL_PATH,
+        maxOperationsPerConnection: settings.maxOperationsPerConnection,
+        metrics,
+        logger,
+      }),
     );
+    serveGraphqlWs(webSockets.server, graphqlWs, { logger, ...(metrics && { onSocket: (socket) => metrics.trackWebSocket(socket) }) });
+
     await listen(httpServer, host, port);
     const address = httpServer.address();
     const boundPort = typeof address === 'object' && address ? address.port : port;
     selfOrigins = ownOrigins(host, boundPort);
     const urlHost = host.includes(':') ? `[${host}]` : host;
     const url = `http://${urlHost}:${boundPort}`;
-    logger.info(`serving GraphQL at ${url}${GRAPHQL_PATH} and metadata at ${url}/v1/metadata`);
-
+    logger.info(`serving GraphQL at ${url}${GRAPHQL_PATH} and metadata at ${url}${METADATA_PATH}`);
     let closing: Promise<void> | undefined;
     return {
       url,
       wsUrl: `ws://${urlHost}:${boundPort}${GRAPHQL_PATH}`,
       host,
       port: boundPort,
-      close() {
-        closing ??= (async () => {
-          logger.info('shutting down: finishing in-flight requests');
-          const stopped = new Promise<void>((done) => httpServer.close(() => done()));
-          // A keep-alive connection whose request finishes after close() would otherwise stay open
-          // until its client lets go.
-          httpServer.closeIdleConnections();
-          const reaper = setInterval(() => httpServer.closeIdleConnections(), 50);
-          for (const socket of wsServer.clients as Set<WebSocket>) socket.close(1001, 'Server shutting down');
-          wsServer.close();
-          let timer: NodeJS.Timeout | undefined;
-          const timedOut = new Promise<'timeout'>((done) => {
-            timer = setTimeout(() => done('timeout'), shutdownTimeoutMs);
-          });
-          if ((await Promise.race([stopped, timedOut])) === 'timeout') {
-            logger.warn(`requests still running after ${shutdownTimeoutMs} ms; closing their connections`);
-            httpServer.closeAllConnections();
-            for (const socket of wsServer.clients as Set<WebSocket>) socket.terminate();
-            await stopped;
-          }
-          clearTimeout(timer);
-          clearInterval(reaper);
-          await cleanUp();
-          logger.info('stopped');
-        })();
-        return closing;
-      },
+      close: () => (closing ??= shutDown(httpServer, webSockets, cleanups, settings.shutdownTimeoutMs, logger)),
     };
   } catch (error) {
-    await cleanUp();
+    await cleanups.run();
     throw error;
   }
-}
-
-/**
- * The session of a GraphQL context: graphql-ws contexts and built contexts carry it; an HTTP
- * request's is known from `onRequest` on, before its context is built (a role's schema is chosen
- * before validation).
- */
-function sessionOfContext(context: unknown): { role: string; variables: Record<string, string>; isAdmin: boolean } | undefined {
-  const holder = context as { session?: Session; request?: unknown } | null | undefined;
-  // Yoga's Request may be whatwg-node's own class, not the global one.
-  const request = holder?.request;
-  const session = holder?.session ?? (typeof request === 'object' && request !== null ? sessionOfRequest(request as Request) : undefined);
-  return session && { role: session.role, variables: session.variables, isAdmin: session.isAdmin };
-}
-
-interface EnvelopedRoot {
-  execute: (args: ExecutionArgs) => OperationResult;
-  subscribe: (args: ExecutionArgs) => OperationResult;
-  operation: StartingOperation;
-}
-
-/** A graphql-ws operation between its `subscribe` message and its start. */
-interface StartingOperation {
-  /** Its id was sent again meanwhile (after a `complete`): it is ended as it starts. */
-  superseded: boolean;
-  /** It started (or failed to): its id may be used again. */
-  started: () => void;
-}
-
-/**
- * A stream that yields nothing until it is returned (ending it on its own would make graphql-ws
- * send `complete` for an id the client may be using again).
- */
-function emptyStream(): AsyncIterableIterator<never> {
-  const done: IteratorResult<never> = { done: true, value: undefined };
-  let over = false;
-  let finish: ((result: IteratorResult<never>) => void) | undefined;
-  return {
-    next: () =>
-      over
-        ? Promise.resolve(done)
-        : new Promise<IteratorResult<never>>((resolve) => {
-            finish = resolve;
-          }),
-    return: async () => {
-      over = true;
-      finish?.(done);
-      return done;
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
-}
-
-/**
- * `pending`, after which the operation of `args` counts as started. A superseded operation's stream
- * is ended at once, and graphql-ws, which may attach it to the id's new slot, gets an empty one.
- */
-async function settle<T>(args: ExecutionArgs, pending: Promise<T>): Promise<T> {
-  const { operation } = args.rootValue as EnvelopedRoot;
-  let result: T;
-  try {
-    result = await pending;
-  } finally {
-    operation.started();
-  }
-  if (!operation.superseded || !isAsyncIterable(result)) return result;
-  void (result as unknown as AsyncIterableIterator<unknown>).return?.();
-  return emptyStream() as T;
-}
-
-/**
- * An operation that throws instead of answering (graphql-js throws some errors from its field
- * collection, e.g. a directive's variable without a value) fails alone with an error result:
- * graphql-ws would close the whole connection with 4500.
- */
-async function failAlone(run: () => OperationResult, logger: Logger): Promise<Awaited<OperationResult>> {
-  const asResult = (error: unknown): ExecutionResult => {
-    if (error instanceof GraphQLError) return { errors: [error] };
-    logger.error('a WebSocket operation failed:', error);
-    return { errors: [new GraphQLError('Unexpected error.', { extensions: { code: 'unexpected' } })] };
-  };
-  try {
-    const result = await run();
-    // A subscription's stream may throw too (on its first event, for such a document).
-    return isAsyncIterable(result) ? mapAsyncIterator(result, (value) => value, asResult) : result;
-  } catch (error) {
-    return asResult(error);
-  }
-}
-
-function formatForSocket(error: GraphQLError): GraphQLFormattedError {
-  const formatted = error.toJSON();
-  if (formatted.extensions === undefined || !('http' in formatted.extensions)) return formatted;
-  const { http: _http, ...extensions } = formatted.extensions;
-  const { extensions: _all, ...rest } = formatted;
-  return Object.keys(extensions).length > 0 ? { ...rest, extensions } : rest;
-}
-
-function openStore(databaseUrl: string, logger: Logger): MetadataStore {
-  let location: StoreLocation;
-  try {
-    location = parseDatabaseUrl(databaseUrl);
-  } catch (error) {
-    throw new ServerOptionError('databaseUrl', errorMessage(error), { cause: error });
-  }
-  return location.kind === 'postgres'
-    ? createPostgresMetadataStore({ connectionString: location.connectionString, onWarning: (message) => logger.warn(message) })
-    : createFileMetadataStore({ path: location.path });
-}
-
-function listen(server: HttpServer, host: string, port: number): Promise<void> {
-  return new Promise((done, fail) => {
-    const onError = (error: NodeJS.ErrnoException) => {
-      server.off('listening', onListening);
-      const reason =
-        error.code === 'EADDRINUSE'
-          ? `${host}:${port} is already in use`
-          : error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND'
-            ? `cannot listen on ${host}: ${error.code}`
-            : `cannot listen on ${host}:${port}: ${error.message}`;
-      fail(new ServerOptionError(error.code === 'EADDRINUSE' ? 'port' : 'host', reason, { cause: error }));
-    };
-    const onListening = () => {
-      server.off('error', onError);
-      done();
-    };
-    server.once('error', onError);
-    server.once('listening', onListening);
-    server.listen(port, host);
-  });
-}
-
-/**
- * Whether a WebSocket upgrade's `Cookie` may authenticate it: always with `--ws-read-cookie`, when no
- * `Origin` is sent (not a browser), or when the `Origin` is listed (with `*`: the server's own).
- */
-function readsUpgradeCookie(request: IncomingMessage, origins: OriginPolicy, always: boolean): boolean {
-  if (always) return true;
-  const origin = request.headers.origin;
-  if (origin === undefined) return true;
-  // With a list, only its origins: the server's own origin too must be listed to be trusted.
-  return origins.anyOrigin ? origins.isOwn(origin) : origins.isListed(origin);
-}
-
-/**
- * Adds `x-request-id` to the answer `ws` writes when it refuses a handshake (another path, a bad
- * key or version): `ws` ends the socket with that answer, status line and headers in one string,
- * as the first thing on the socket (an accepted one is written as a 101, which gets the header from
- * the 'headers' event). Only the first write or end is looked at.
- */
-function withRequestIdOnRefusal(socket: Duplex, requestId: string, onRefusal: (status: number) => void): void {
-  const { write, end } = socket;
-  const restore = () => {
-    socket.write = write;
-    socket.end = end;
-  };
-  const withId = (chunk: unknown): unknown => {
-    if (typeof chunk !== 'string' || !chunk.startsWith('HTTP/1.1 ') || chunk.startsWith('HTTP/1.1 101')) return chunk;
-    const status = Number(chunk.slice(9, 12));
-    if (Number.isInteger(status)) onRefusal(status);
-    const lineEnd = chunk.indexOf('\r\n');
-    return lineEnd === -1 ? chunk : `${chunk.slice(0, lineEnd + 2)}x-request-id: ${requestId}\r\n${chunk.slice(lineEnd + 2)}`;
-  };
-  socket.write = function firstWrite(this: Duplex, chunk: unknown, ...rest: unknown[]): boolean {
-    restore();
-    return (write as (...args: unknown[]) => boolean).call(this, withId(chunk), ...rest);
-  } as Duplex['write'];
-  socket.end = function firstEnd(this: Duplex, chunk?: unknown, ...rest: unknown[]): Duplex {
-    restore();
-    return (end as (...args: unknown[]) => Duplex).call(this, withId(chunk), ...rest);
-  } as Duplex['end'];
-}
-
-function positiveInteger(option: ServerOptionError['option'], value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new ServerOptionError(option, `expected a positive whole number, but got ${String(value)}`);
-  }
-  return value;
-}
-
-const SERVER_MESSAGE_TYPES = new Set(['connection_ack', 'next', 'error']);
-
-/** A graphql-ws message only a server may send (a client's `ping`, `pong`, `subscribe`, … pass). */
-function isServerMessage(data: unknown): boolean {
-  let message: unknown;
-  try {
-    message = JSON.parse(String(data));
-  } catch {
-    return false;
-  }
-  const type = (message as { type?: unknown } | null)?.type;
-  return typeof type === 'string' && SERVER_MESSAGE_TYPES.has(type);
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
-/**
- * The JWT configuration of the session: `jwtSecret` alone as one configuration, or `jwtSecrets` as
- * one per issuer with `jwtSecret`, when given too, first. Errors name the setting at fault.
- */
-function jwtOption(options: ServerOptions): JwtConfig | readonly JwtConfig[] | undefined {
-  let single: JwtConfig | undefined;
-  if (options.jwtSecret !== undefined) {
-    try {
-      single = parseJwtConfig(options.jwtSecret);
-    } catch (error) {
-      throw new ServerOptionError('jwtSecret', errorMessage(error), { cause: error });
-    }
-  }
-  if (options.jwtSecrets === undefined) return single;
-  try {
-    const list = parseJwtConfigs(options.jwtSecrets);
-    return single === undefined ? list : parseJwtConfigs([single, ...list]);
-  } catch (error) {
-    throw new ServerOptionError('jwtSecrets', errorMessage(error), { cause: error });
-  }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useJwtSession } from '@svc-graphql/jwt-session';
-import { createAdminErrorMasking } from '../src/admin-errors.js';
+import { createAdminErrorMasking } from '../src/http/admin-errors.js';
 
 /**
  * The server's masking rule on a Yoga app whose resolvers throw: admin sees the original message,

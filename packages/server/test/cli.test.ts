@@ -7,7 +7,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const BIN = join(ROOT, 'packages/server/src/bin.ts');
+const BIN = join(ROOT, 'packages/server/src/cli/bin.ts');
 const dir = mkdtempSync(join(tmpdir(), 'svc-graphql-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_DATABASE_URL, parseCommandLine, type ServeConfig } from '../src/config.js';
+import { ConfigError, parseCommandLine, type ServeConfig } from '../src/cli/command-line.js';
+import { DEFAULT_DATABASE_URL } from '../src/store.js';
 
 function serve(argv: string[], env: NodeJS.ProcessEnv = {}): ServeConfig {
   const parsed = parseCommandLine(argv, env);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'graphql';
-import { nestingDepth } from '../src/depth-limit.js';
-import { expandedDepth } from '../src/limits.js';
+import { nestingDepth } from '../src/http/depth-limit.js';
+import { expandedDepth } from '../src/http/limits.js';
 
 describe('nestingDepth', () => {
   it('counts braces, parentheses and brackets', () => {

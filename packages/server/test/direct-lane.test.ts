@@ -11,8 +11,9 @@ import { createRemoteSchemaRegistry, type RemoteSchemaCustomization, type Remote
 import { startSampleRemote, startSchemaServer, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createSchema } from 'graphql-yoga';
 import { createServer, type SvcGraphqlServer } from '../src/server.js';
-import { answerMediaType, createDirectLane } from '../src/direct-lane.js';
-import { boundedParserCaches, createLimitedParse } from '../src/limits.js';
+import { answerMediaType, createDirectLane } from '../src/http/direct-lane.js';
+import { boundedParserCaches, createLimitedParse } from '../src/http/limits.js';
+import { RequestRecords } from '../src/request-record.js';
 import { customizationArb, namingOf } from '../../remote-schemas/test/utils/differential-customization.js';
 import { documentFor, operationArb, resolveOperation } from '../../remote-schemas/test/utils/differential-operations.js';
 
@@ -242,7 +243,7 @@ describe('direct lane: which requests it takes', () => {
       errorCache: caches.errorCache,
       parse: createLimitedParse({ maxTokens: 100 }),
       corsHeaders: () => undefined,
-      requestId: () => 'id',
+      records: new RequestRecords(),
     });
     server = createHttpServer(handler);
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));

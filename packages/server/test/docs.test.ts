@@ -6,15 +6,16 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type SvcGraphqlServer } from '../src/index.js';
+import { defaultOf, FLAG_SETTING_NAMES, flagSettingOf } from '../src/settings.js';
 
 /*
- * Keeps the reference in docs/ true to the code: the flag table of configuration.md against what
- * `svc-graphql --help` prints, and the code table of errors.md against the error codes the
+ * Keeps the reference in docs/ true to the code: the flag table of configuration.md against the
+ * settings table (src/settings.ts) and what `svc-graphql --help` prints, and the code table of errors.md against the error codes the
  * packages answer with (and GraphQL Yoga's own codes against the installed Yoga).
  */
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const BIN = join(ROOT, 'packages/server/src/bin.ts');
+const BIN = join(ROOT, 'packages/server/src/cli/bin.ts');
 
 function readDoc(path: string): string {
   return readFileSync(join(ROOT, path), 'utf8');
@@ -111,6 +112,15 @@ describe('docs/reference/configuration.md', () => {
         expect(row[2], `default of ${flag.flag}`).toContain(flag.default);
       }
     }
+  });
+
+  it('has one row per entry of the settings table, with its flag, variable and default, in its order', () => {
+    const expected = FLAG_SETTING_NAMES.map((name) => {
+      const { flag, env } = flagSettingOf(name);
+      const fallback = defaultOf(name);
+      return [`\`${flag}\``, `\`${env}\``, fallback === undefined ? 'none' : `\`${String(fallback)}\``];
+    });
+    expect(rows.map((row) => row.slice(0, 3))).toEqual(expected);
   });
 
   it('names every command of the help in its Commands section', () => {

@@ -13,7 +13,7 @@ import {
   importHasuraMetadata,
   renamePresetSessionVariables,
   runImportHasuraMetadata,
-} from '../src/import-hasura.js';
+} from '../src/cli/import-hasura/command.js';
 
 /**
  * `svc-graphql import-hasura-metadata PATH` as a user runs it: the real CLI on Hasura exports
@@ -22,7 +22,7 @@ import {
  */
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const BIN = join(ROOT, 'packages/server/src/bin.ts');
+const BIN = join(ROOT, 'packages/server/src/cli/bin.ts');
 const FIXTURES = join(ROOT, 'packages/server/test/fixtures/hasura');
 const EXPORT_JSON = join(FIXTURES, 'export_metadata.json');
 const PROJECT = join(FIXTURES, 'project');

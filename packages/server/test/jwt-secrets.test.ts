@@ -12,10 +12,10 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { ConfigError, createServer, parseCommandLine, ServerOptionError, type SvcGraphqlServer } from '../src/index.js';
-import { USAGE } from '../src/config.js';
+import { USAGE } from '../src/cli/command-line.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const BIN = join(ROOT, 'packages/server/src/bin.ts');
+const BIN = join(ROOT, 'packages/server/src/cli/bin.ts');
 const ADMIN = 'jwt-secrets-admin-secret';
 const ISS_A = 'https://a.example';
 const ISS_B = 'https://b.example';

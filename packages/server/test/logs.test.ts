@@ -17,7 +17,7 @@ import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remot
  */
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const BIN = join(ROOT, 'packages/server/src/bin.ts');
+const BIN = join(ROOT, 'packages/server/src/cli/bin.ts');
 const dir = mkdtempSync(join(tmpdir(), 'svc-graphql-logs-'));
 
 const KEY = 'logs-test-hs256-key-of-at-least-32-characters!';

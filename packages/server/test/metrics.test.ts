@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createServer, parseCommandLine, type ServerOptions, type SvcGraphqlServer } from '../src/index.js';
-import { MAX_JWT_RESULTS, ServerMetrics } from '../src/metrics.js';
+import { MAX_JWT_RESULTS, ServerMetrics } from '../src/observability/metrics.js';
 
 const ADMIN_SECRET = 'metrics-test-admin-secret';
 const METRICS_SECRET = 'metrics-test-scrape-secret';
@@ -487,7 +487,7 @@ describe('label values stay bounded', () => {
     metrics.countSchemaSwap(['a']);
     // b's call under way when b was removed ends now: no series comes back for it.
     metrics.countRemoteRequest('b', 'ok', 0.01);
-    const scraped = parseScrape(await metrics.registry.metrics());
+    const scraped = parseScrape(await metrics.snapshot().metrics());
     expect(series(scraped, 'svc_graphql_remote_requests_total')).toEqual({ 'outcome=ok,remote_schema=a': 1, 'outcome=error,remote_schema=a': 0, 'outcome=timeout,remote_schema=a': 0 });
     expect(valueOf(scraped, 'svc_graphql_remote_request_duration_seconds_count', { remote_schema: 'b' })).toBeUndefined();
   });
@@ -498,7 +498,7 @@ describe('label values stay bounded', () => {
     metrics.countJwtVerification('JWSError JWSInvalidSignature');
     metrics.countJwtVerification('x'.repeat(100));
     for (let i = 0; i < 100; i++) metrics.countJwtVerification(`Reason${i}`);
-    const results = series(parseScrape(await metrics.registry.metrics()), 'svc_graphql_jwt_verifications_total');
+    const results = series(parseScrape(await metrics.snapshot().metrics()), 'svc_graphql_jwt_verifications_total');
     expect(Object.keys(results)).toHaveLength(MAX_JWT_RESULTS);
     expect(results['result=ok']).toBe(1);
     expect(results['result=Reason0']).toBe(1);

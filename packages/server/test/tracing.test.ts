@@ -18,7 +18,7 @@ import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remot
  */
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const BIN = join(ROOT, 'packages/server/src/bin.ts');
+const BIN = join(ROOT, 'packages/server/src/cli/bin.ts');
 const dir = mkdtempSync(join(tmpdir(), 'svc-graphql-tracing-'));
 const ADMIN_SECRET = 'tracing-test-admin-secret';
 const SPAN_KIND_SERVER = 2;

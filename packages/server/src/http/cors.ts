@@ -1,4 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
+import { InvalidValueError } from '../errors.js';
 
 /**
  * Which browser origins the server trusts (`--cors-domain`, `--disable-cors`): CORS headers, the
@@ -20,20 +21,20 @@ const WILDCARD_LABELS = '[a-z0-9-]+(?:\\.[a-z0-9-]+)*';
 /**
  * Reads `--cors-domain`: `*`, or comma-separated origins with scheme (and port when not the
  * default), where `*` in the host stands for one or more labels (`https://*.example.com`).
- * Throws a `TypeError` naming the entry that is not an origin.
+ * Throws an {@link InvalidValueError} naming the entry that is not an origin.
  */
 export function parseCorsDomains(text: string): { any: true } | { any: false; patterns: RegExp[] } {
   const entries = text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
-  if (entries.length === 0) throw new TypeError('expected "*" or a comma-separated list of origins, but got nothing');
+  if (entries.length === 0) throw new InvalidValueError('expected "*" or a comma-separated list of origins, but got nothing');
   if (entries.includes('*')) {
-    if (entries.length > 1) throw new TypeError('"*" cannot be combined with other origins');
+    if (entries.length > 1) throw new InvalidValueError('"*" cannot be combined with other origins');
     return { any: true };
   }
   const patterns = entries.map((entry) => {
     const match = /^(https?):\/\/([^/:?#]+)(:\d{1,5})?\/?$/i.exec(entry);
     const host = match?.[2];
     if (!match || host === undefined || !/^(\*\.)?[a-z0-9.*\[\]:-]+$/i.test(host) || /\*.*\*/.test(host)) {
-      throw new TypeError(`"${entry}" is not an origin like https://app.example.com or https://*.example.com:8443`);
+      throw new InvalidValueError(`"${entry}" is not an origin like https://app.example.com or https://*.example.com:8443`);
     }
     const scheme = (match[1] as string).toLowerCase();
     const port = match[3] ?? '';

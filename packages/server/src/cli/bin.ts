@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-import { ConfigError, parseCommandLine, settingLabel, USAGE, type ServeConfig } from './config.js';
-import type { SvcGraphqlServer } from './server.js';
-import type { Tracing } from './tracing.js';
-import { VERSION } from './version.js';
+import { ConfigError, parseCommandLine, settingLabel, USAGE, type ServeConfig } from './command-line.js';
+import type { SvcGraphqlServer } from '../server.js';
+import type { Tracing } from '../observability/tracing.js';
+import { VERSION } from '../version.js';
 
 /** Exits with status 1 and one line naming the setting. */
 function fatal(setting: string | undefined, message: string): never {
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
       return;
     }
     if (parsed.command === 'import-hasura-metadata') {
-      const { runImportHasuraMetadata } = await import('./import-hasura.js');
+      const { runImportHasuraMetadata } = await import('./import-hasura/command.js');
       process.exitCode = await runImportHasuraMetadata(parsed.path);
       return;
     }
@@ -34,8 +34,9 @@ async function main(): Promise<void> {
   }
 
   // Loaded only now, so that `--help` and flag errors answer without loading the whole server.
-  const { createServer, ServerOptionError } = await import('./server.js');
-  const { createLogger } = await import('./logger.js');
+  const { createServer } = await import('../server.js');
+  const { ServerOptionError } = await import('../errors.js');
+  const { createLogger } = await import('../observability/logger.js');
   // Start-up lines are held until the server listens: a start that fails says so in one line.
   let held: string[] | undefined = [];
   const logger = createLogger(
@@ -49,7 +50,7 @@ async function main(): Promise<void> {
   // OpenTelemetry's SDK is loaded only when traces are asked for (standard OTEL_* variables).
   let tracing: Tracing | undefined;
   if (process.env['OTEL_EXPORTER_OTLP_ENDPOINT'] || process.env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
-    const { startTracing } = await import('./tracing.js');
+    const { startTracing } = await import('../observability/tracing.js');
     try {
       tracing = startTracing(logger);
     } catch (error) {
@@ -59,26 +60,8 @@ async function main(): Promise<void> {
   }
   let server: SvcGraphqlServer;
   try {
-    server = await createServer({
-      logger,
-      host: config.host,
-      port: config.port,
-      databaseUrl: config.databaseUrl,
-      enableRemoteSchemaPermissions: config.enableRemoteSchemaPermissions,
-      maxRequestBodySize: config.maxRequestBodySize,
-      maxQueryTokens: config.maxQueryTokens,
-      maxRemoteResponseSize: config.maxRemoteResponseSize,
-      corsDomain: config.corsDomain,
-      disableCors: config.disableCors,
-      wsReadCookie: config.wsReadCookie,
-      disableMetrics: config.disableMetrics,
-      enableConsole: config.enableConsole,
-      ...(config.metricsSecret !== undefined && { metricsSecret: config.metricsSecret }),
-      ...(config.adminSecret !== undefined && { adminSecret: config.adminSecret }),
-      ...(config.jwtSecret !== undefined && { jwtSecret: config.jwtSecret }),
-      ...(config.jwtSecrets !== undefined && { jwtSecrets: config.jwtSecrets }),
-      ...(config.unauthorizedRole !== undefined && { unauthorizedRole: config.unauthorizedRole }),
-    });
+    const { sources: _sources, ...settings } = config;
+    server = await createServer({ ...settings, logger });
   } catch (error) {
     if (error instanceof ServerOptionError) fatal(settingLabel(config, error.option), error.message);
     fatal(undefined, error instanceof Error ? error.message : String(error));

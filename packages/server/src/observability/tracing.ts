@@ -3,7 +3,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { Logger } from './logger.js';
-import { VERSION } from './version.js';
+import { VERSION } from '../version.js';
 
 /** Registered OpenTelemetry tracing: `shutdown()` sends the spans still buffered and stops. */
 export interface Tracing {

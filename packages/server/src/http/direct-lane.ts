@@ -3,8 +3,9 @@ import { context as otelContext } from '@opentelemetry/api';
 import { getOperationAST, validate, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { LRUCache } from 'lru-cache';
-import { handOverSession, SessionError, type Session, type SessionResolver } from '@svc-graphql/jwt-session';
+import { SessionError, type Session, type SessionResolver } from '@svc-graphql/jwt-session';
 import { remoteOperationRunner, type RemoteSchemaRegistry } from '@svc-graphql/remote-schemas';
+import type { Handover, RequestRecord, RequestRecords } from '../request-record.js';
 
 /**
  * The direct lane: a GraphQL request whose operation is answered by remotes alone is served by
@@ -18,25 +19,13 @@ import { remoteOperationRunner, type RemoteSchemaRegistry } from '@svc-graphql/r
  * `Accept`, a body that is not a plain `{query, variables, operationName}`), a refused session, an
  * operation that does not parse, validate or plan to remotes alone (subscriptions, local fields,
  * introspection), and every answer with errors. What the lane already did is handed over with it,
- * so nothing runs twice: the body (read again from memory), the session or its refusal
- * ({@link handOverSession}), and the remotes' answer (executed by {@link useDirectLaneHandover}).
+ * so nothing runs twice: the body (read again from memory), and on the request's record the
+ * session or its refusal (taken by `useJwtSession` through its `resolvedSession` option, see
+ * {@link handedOverSession}) and the remotes' answer (executed by {@link useDirectLaneHandover}).
  * Errors, their masking and their statuses are therefore always Yoga's.
  */
 
-const HANDOVER = Symbol('svc-graphql direct lane');
-
-/** What the lane did for a request before handing it to Yoga. */
-interface Handover {
-  session?: Session | SessionError;
-  outcome?: {
-    started: number;
-    /** The remotes' answer, or what the call threw. */
-    result?: ExecutionResult;
-    thrown?: unknown;
-  };
-}
-
-type LaneRequest = IncomingMessage & { [HANDOVER]?: Handover; body?: unknown };
+type LaneRequest = IncomingMessage & { body?: unknown };
 
 /** The operation of one (schema, document, operation name), ready to run. */
 interface Lane {
@@ -53,6 +42,7 @@ interface Params {
 }
 
 export interface DirectLaneOptions {
+  records: RequestRecords;
   graphqlPath: string;
   /** Bodies declared larger go to Yoga (which answers 413). */
   maxBodyBytes: number;
@@ -65,12 +55,10 @@ export interface DirectLaneOptions {
   parse: (text: string) => DocumentNode;
   /** Headers CORS adds to an answer for this `Origin`. */
   corsHeaders: (origin: string | undefined) => Record<string, string> | undefined;
-  /** Before the remotes are called: the operation and role of the request (request log, span). */
-  onOperation?: (req: IncomingMessage, type: 'query' | 'mutation', name: string | null, role: string) => void;
+  /** Before the remotes are called: the operation of the request (request log, span). */
+  onOperation?: (record: RequestRecord, type: 'query' | 'mutation', name: string | null) => void;
   /** An answer written by the lane (metrics). */
   onAnswered?: (type: 'query' | 'mutation', seconds: number) => void;
-  /** The request's id (`context.requestId`). */
-  requestId: (req: IncomingMessage) => string;
   /** A failure of the lane itself (a bug: every expected failure is handed to Yoga); answered 500. */
   onUnexpectedError?: (error: unknown) => void;
 }
@@ -145,7 +133,7 @@ export function createDirectLane(
   yoga: (req: IncomingMessage, res: ServerResponse) => void,
   options: DirectLaneOptions,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const { graphqlPath, maxBodyBytes, resolver, registry, documentCache, errorCache } = options;
+  const { records, graphqlPath, maxBodyBytes, resolver, registry, documentCache, errorCache } = options;
   // Per schema (the live one, or a role's) and document: each operation name's lane, or `null`
   // when Yoga must answer it. Weak: a swapped-out schema and an evicted document take theirs along.
   const lanes = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string | null, Lane | null>>>();
@@ -188,36 +176,35 @@ export function createDirectLane(
     return lane === null ? undefined : { lane, document };
   };
 
-  const handOver = (req: LaneRequest, res: ServerResponse, body: Buffer, handover: Handover | undefined) => {
+  const handOver = (req: LaneRequest, res: ServerResponse, body: Buffer, record: RequestRecord, handover: Handover | undefined) => {
     req.body = new ReplayedBody(body);
-    if (handover) req[HANDOVER] = handover;
+    record.handover = handover;
     yoga(req, res);
   };
 
   const answer = async (req: LaneRequest, res: ServerResponse, body: Buffer, mediaType: string) => {
+    const record = records.open(req);
     const params = readParams(body);
-    if (!params) return handOver(req, res, body, undefined);
+    if (!params) return handOver(req, res, body, record, undefined);
     let session: Session;
     try {
       session = await resolver.resolve(req.headers);
     } catch (error) {
-      return handOver(req, res, body, error instanceof SessionError ? { session: error } : undefined);
+      return handOver(req, res, body, record, error instanceof SessionError ? { session: error } : undefined);
     }
     const handover: Handover = { session };
     const schema = registry.schemaFor(session);
     const operationName = params.operationName ?? null;
     const found = laneFor(schema, params.query, operationName);
-    if (!found) return handOver(req, res, body, handover);
+    if (!found) return handOver(req, res, body, record, handover);
     const { lane, document } = found;
-    options.onOperation?.(req, lane.type, lane.name, session.role);
+    record.session = session;
+    record.role = session.role;
+    options.onOperation?.(record, lane.type, lane.name);
     const started = performance.now();
-    const contextValue = {
-      req,
-      request: { headers: req.headers },
-      params,
-      session,
-      requestId: options.requestId(req),
-    };
+    // What remote-schemas reads of a context: the request's record (its session, id and headers,
+    // through the registry's options) and the parameters (the text sent to the remote).
+    const contextValue = { req, params };
     let result: ExecutionResult;
     try {
       result = await lane.run({
@@ -230,11 +217,11 @@ export function createDirectLane(
       });
     } catch (thrown) {
       handover.outcome = { started, thrown };
-      return handOver(req, res, body, handover);
+      return handOver(req, res, body, record, handover);
     }
     if ((result.errors !== undefined && result.errors.length > 0) || result.data == null || result.extensions?.['http'] !== undefined) {
       handover.outcome = { started, result };
-      return handOver(req, res, body, handover);
+      return handOver(req, res, body, record, handover);
     }
     options.onAnswered?.(lane.type, (performance.now() - started) / 1000);
     if (res.destroyed) return;
@@ -294,35 +281,29 @@ export function createDirectLane(
 }
 
 /**
- * The Yoga side of the hand-over, listed before the session plugin: a request the lane handed
- * over keeps the session (or refusal) the lane resolved, and, listed after the remote schemas
- * plugin too, its operation is answered with what the remotes already answered.
+ * The session (or refusal) the lane resolved for a request it handed to Yoga: what `useJwtSession`'s
+ * `resolvedSession` option answers, so that the session is not resolved twice.
  */
-export function useDirectLaneHandover(options: { onExecutionStarted?: (context: unknown, started: number) => void } = {}): {
-  session: Plugin;
-  execution: Plugin;
-} {
-  const handoverOf = (serverContext: unknown): Handover | undefined =>
-    ((serverContext as { req?: LaneRequest } | null | undefined)?.req as LaneRequest | undefined)?.[HANDOVER];
+export function handedOverSession(records: RequestRecords): (request: Request, serverContext: object) => Session | SessionError | undefined {
+  return (_request, serverContext) => records.of(serverContext)?.handover?.session;
+}
+
+/**
+ * The Yoga side of the hand-over, listed after the remote schemas plugin: an operation the lane
+ * already ran is answered with what the remotes answered.
+ */
+export function useDirectLaneHandover(records: RequestRecords, options: { onExecutionStarted?: (record: RequestRecord, started: number) => void } = {}): Plugin {
   return {
-    session: {
-      onRequest({ request, serverContext }) {
-        const handover = handoverOf(serverContext);
-        if (handover?.session !== undefined) handOverSession(request, handover.session);
-      },
-    },
-    execution: {
-      onExecute({ args, setExecuteFn }) {
-        const handover = handoverOf(args.contextValue);
-        const outcome = handover?.outcome;
-        if (outcome === undefined) return;
-        // Once, whatever Yoga's path found meanwhile (a schema swapped in between): the remotes
-        // were called for this request already, and a mutation must not run twice.
-        delete handover!.outcome;
-        options.onExecutionStarted?.(args.contextValue, outcome.started);
-        const { result, thrown } = outcome;
-        setExecuteFn(() => (result !== undefined ? result : Promise.reject(thrown)));
-      },
+    onExecute({ args, setExecuteFn }) {
+      const record = records.of(args.contextValue);
+      const outcome = record?.handover?.outcome;
+      if (record === undefined || outcome === undefined) return;
+      // Once, whatever Yoga's path found meanwhile (a schema swapped in between): the remotes
+      // were called for this request already, and a mutation must not run twice.
+      delete record.handover!.outcome;
+      options.onExecutionStarted?.(record, outcome.started);
+      const { result, thrown } = outcome;
+      setExecuteFn(() => (result !== undefined ? result : Promise.reject(thrown)));
     },
   };
 }

@@ -1,6 +1,6 @@
 import { SessionError, sessionErrorResponse, type Session } from '@svc-graphql/jwt-session';
 import type { Plugin } from 'graphql-yoga';
-import type { Logger } from './logger.js';
+import type { Logger } from '../observability/logger.js';
 
 /** Where a client reads the session the server derives from its own request. */
 export const SESSION_PATH = '/v1/session';

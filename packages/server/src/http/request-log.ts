@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { getOperationAST, Kind, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { sessionOfRequest, type Session } from '@svc-graphql/jwt-session';
-import type { Logger, ServerLogger } from './logger.js';
-import { VERSION } from './version.js';
+import type { Logger, ServerLogger } from '../observability/logger.js';
+import type { RequestRecord, RequestRecords } from '../request-record.js';
+import { VERSION } from '../version.js';
 
 /**
  * Request ids, the `http-log` line and the server span of each HTTP request.
@@ -19,69 +19,19 @@ import { VERSION } from './version.js';
  * no query string, no variable.
  */
 
-const RECORD = Symbol('svc-graphql request');
-
-/** What one HTTP request (or one WebSocket upgrade) came to, filled in as it runs. */
-interface RequestRecord {
-  readonly id: string;
-  /** `performance.now()` when the request (or upgrade) was first seen: its latency starts there. */
-  readonly startedMs: number;
-  operationType: string | null;
-  operationName: string | null;
-  role: string | null;
-  remoteCalls: number;
-  /** The SERVER span of a `/v1/graphql` request (a no-op span without an OpenTelemetry SDK). */
-  span: Span | undefined;
-  /** The status the client was sent when Node's parser refused the rest of this request (its body). */
-  refusedWith?: number;
-}
-
-type Tracked = IncomingMessage & { [RECORD]?: RequestRecord };
-
-const MAX_REQUEST_ID_LENGTH = 128;
-const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 /** The longest path written in a log line or a span (Node bounds the whole request line anyway). */
 const MAX_LOGGED_PATH = 1024;
 
-/** The client's `x-request-id` when it is 1 to 128 printable ASCII characters, else a new UUID. */
-export function requestIdFrom(header: string | string[] | undefined): string {
-  const value = Array.isArray(header) ? header.join(', ') : header;
-  return value !== undefined && value.length > 0 && value.length <= MAX_REQUEST_ID_LENGTH && PRINTABLE_ASCII.test(value)
-    ? value
-    : randomUUID();
-}
-
-/**
- * Gives an HTTP request (or a WebSocket upgrade) its id and returns it. Idempotent: an upgrade
- * and the handler see the same id.
- */
-export function assignRequestId(request: IncomingMessage): string {
-  const tracked = request as Tracked;
-  tracked[RECORD] ??= {
-    id: requestIdFrom(request.headers['x-request-id']),
-    startedMs: performance.now(),
-    operationType: null,
-    operationName: null,
-    role: null,
-    remoteCalls: 0,
-    span: undefined,
+/** Counts one call to a remote for the request of a GraphQL context (its `remote_calls`). */
+export function remoteCallCounter(records: RequestRecords): (graphqlContext: unknown) => void {
+  return (graphqlContext) => {
+    const record = records.of(graphqlContext);
+    if (record) record.remoteCalls += 1;
   };
-  return tracked[RECORD].id;
-}
-
-/** The record of the request whose GraphQL context (HTTP or graphql-ws) is `graphqlContext`. */
-function recordOf(graphqlContext: unknown): RequestRecord | undefined {
-  const req = (graphqlContext as { req?: unknown } | null | undefined)?.req;
-  return typeof req === 'object' && req !== null ? (req as Tracked)[RECORD] : undefined;
-}
-
-/** Counts one call to a remote for the request of `graphqlContext` (its `remote_calls`). */
-export function countRemoteCall(graphqlContext: unknown): void {
-  const record = recordOf(graphqlContext);
-  if (record) record.remoteCalls += 1;
 }
 
 export interface RequestTrackingOptions {
+  records: RequestRecords;
   logger: Logger | ServerLogger;
   /** Requests to this path get a SERVER span (and continue the client's `traceparent`). */
   graphqlPath: string;
@@ -99,12 +49,12 @@ export function trackRequests(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   options: RequestTrackingOptions,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const { graphqlPath, metadataPath } = options;
+  const { graphqlPath, metadataPath, records } = options;
   const tracer = trace.getTracer('@svc-graphql/server', VERSION);
   const log = httpLogWriter(options.logger);
   return (req, res) => {
-    const id = assignRequestId(req);
-    const record = (req as Tracked)[RECORD] as RequestRecord;
+    const record = records.open(req);
+    const id = record.id;
     res.setHeader('x-request-id', id);
     const path = pathOf(req.url);
     res.once('close', () => {
@@ -165,11 +115,10 @@ type HttpLogFields = {
  * status 101, or the status of the refusal. The connection's operations are not part of it (a
  * connection carries many); its id is the one they see as `context.requestId`.
  */
-export function upgradeLog(logger: Logger | ServerLogger): (request: IncomingMessage, status: number) => void {
+export function upgradeLog(logger: Logger | ServerLogger, records: RequestRecords): (request: IncomingMessage, status: number) => void {
   const log = httpLogWriter(logger);
   return (request, status) => {
-    assignRequestId(request);
-    const record = (request as Tracked)[RECORD] as RequestRecord;
+    const record = records.open(request);
     log?.(withoutOperation(record.id, request.method ?? '', pathOf(request.url), status, millisecondsSince(record.startedMs)));
   };
 }
@@ -183,7 +132,7 @@ export function upgradeLog(logger: Logger | ServerLogger): (request: IncomingMes
  * otherwise (a request that was never read, pipelined or not) the refusal is an entry of its own,
  * with method and path empty.
  */
-export function clientErrorAnswer(logger: Logger | ServerLogger): (error: Error & { code?: string }, socket: Duplex) => void {
+export function clientErrorAnswer(logger: Logger | ServerLogger, records: RequestRecords): (error: Error & { code?: string }, socket: Duplex) => void {
   const log = httpLogWriter(logger);
   return (error, socket) => {
     try {
@@ -201,7 +150,7 @@ export function clientErrorAnswer(logger: Logger | ServerLogger): (error: Error 
                 ? 408
                 : 400;
         // The request whose body was being read when the parser gave up: the refusal is its answer.
-        const reading = pending?.req !== undefined && !pending.req.complete ? (pending.req as Tracked)[RECORD] : undefined;
+        const reading = pending?.req !== undefined && !pending.req.complete ? records.of(pending.req) : undefined;
         const id = reading?.id ?? randomUUID();
         socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nx-request-id: ${id}\r\n\r\n`);
         if (reading !== undefined) {
@@ -251,27 +200,28 @@ function pathOf(url: string | undefined): string {
  * Puts `context.requestId` in every GraphQL context (HTTP and graphql-ws), and notes the
  * operation's type and name and the request's role for the `http-log` entry and the span.
  */
-export function useRequestTracking(): Plugin {
+export function useRequestTracking(records: RequestRecords): Plugin {
   return {
     onContextBuilding({ context, extendContext }) {
-      const record = recordOf(context);
+      const record = records.of(context);
       if (record) extendContext({ requestId: record.id } as Record<string, unknown>);
     },
     onParse({ context }) {
-      const record = recordOf(context);
+      const record = records.of(context);
       if (!record) return undefined;
       return ({ result }) => {
-        record.role = roleOf(context);
+        record.role = record.session?.role ?? null;
         if (!isDocument(result)) return;
         const operationName = (context as { params?: { operationName?: unknown } }).params?.operationName;
         const operation = getOperationAST(result, typeof operationName === 'string' ? operationName : undefined);
-        if (operation) note(record, operation.operation, operation.name?.value ?? null);
+        if (operation) noteOperation(record, operation.operation, operation.name?.value ?? null);
       };
     },
   };
 }
 
-function note(record: RequestRecord, type: string, name: string | null): void {
+/** The operation of a request (and its span's attributes), found by Yoga's parse or by the direct lane. */
+export function noteOperation(record: RequestRecord, type: string, name: string | null): void {
   record.operationType = type;
   record.operationName = name;
   const span = record.span;
@@ -281,23 +231,6 @@ function note(record: RequestRecord, type: string, name: string | null): void {
   }
 }
 
-/** The operation and role of an HTTP request answered before Yoga (the server's direct lane). */
-export function noteOperation(request: IncomingMessage, type: string, name: string | null, role: string): void {
-  const record = (request as Tracked)[RECORD];
-  if (!record) return;
-  record.role = role;
-  note(record, type, name);
-}
-
 function isDocument(value: unknown): value is DocumentNode {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === Kind.DOCUMENT;
-}
-
-/** The role of the request: its context's session, or the session the JWT plugin found for its request. */
-function roleOf(graphqlContext: unknown): string | null {
-  const holder = graphqlContext as { session?: Session; request?: unknown } | null | undefined;
-  const request = holder?.request;
-  const session =
-    holder?.session ?? (typeof request === 'object' && request !== null ? sessionOfRequest(request as Request) : undefined);
-  return session?.role ?? null;
 }

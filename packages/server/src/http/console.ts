@@ -2,6 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, extname, join, relative, sep } from 'node:path';
 import type { Plugin } from 'graphql-yoga';
+import { ServerOptionError } from '../errors.js';
 import { IMMUTABLE_CACHE_CONTROL, staticFile, staticFileResponse, type StaticFile } from './static-files.js';
 
 /** Where the console is served. */
@@ -59,6 +60,19 @@ export function installedConsoleRoot(): string {
 /** Thrown when the console is asked for but its build is missing. */
 export class ConsoleNotBuiltError extends Error {
   override readonly name = 'ConsoleNotBuiltError';
+}
+
+/**
+ * The console's build at `root` (`consoleRoot`), else that of the installed package: a missing
+ * build is a {@link ServerOptionError} naming the option that asked for it.
+ */
+export async function loadConsole(root: string | undefined): Promise<ConsoleFiles> {
+  try {
+    return await loadConsoleFiles(root ?? installedConsoleRoot());
+  } catch (error) {
+    if (!(error instanceof ConsoleNotBuiltError)) throw error;
+    throw new ServerOptionError(root !== undefined ? 'consoleRoot' : 'enableConsole', 'ERR_INVALID_OPTION', error.message, { cause: error });
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { pino, stdTimeFunctions, type Logger as PinoLogger } from 'pino';
-import type { LogFormat, LogLevel } from './config.js';
+import type { LogFormat, LogLevel } from '../settings.js';
 
 /** The logger shape Yoga, and every svc-graphql package, accepts. */
 export interface Logger {

@@ -1,0 +1,114 @@
+import type { IncomingMessage } from 'node:http';
+import { CloseCode, MessageType, type Server } from 'graphql-ws';
+import type { WebSocket, WebSocketServer } from 'ws';
+import type { Logger } from '../observability/logger.js';
+
+/**
+ * The graphql-ws transport over `ws` sockets: graphql-ws's protocol server (`makeServer`) given the
+ * sockets a {@link WebSocketServer} accepts, as graphql-ws's own `use/ws` adapter does, with three
+ * differences a public server needs:
+ *
+ * - A socket error is the client's doing (`ws` reports a message over `maxPayload`, a bad frame or
+ *   a bad UTF-8 text, and closes the socket itself with 1009, 1002 or 1007): logged at debug, never
+ *   printed to the console, so a client cannot fill the server's logs.
+ * - A message only a server may send (`connection_ack`, `next`, `error`) coming from a client is
+ *   the client's fault: closed with 4400 `Invalid message received`, as graphql-ws closes any
+ *   other invalid message (it would take it for its own failure: 4500).
+ * - A failure of the server's own hooks closes with 4500 `Internal server error`, logged as an
+ *   error, with no detail in the close reason.
+ *
+ * Idle sockets are pinged every `keepAliveMs` and terminated when the pong does not come back
+ * within as long (the `use/ws` default, 12 seconds).
+ */
+export interface GraphqlWsTransportOptions {
+  logger: Logger;
+  /** @default 12000 */
+  keepAliveMs?: number;
+  /** A socket was accepted (metrics count it until it closes). */
+  onSocket?: (socket: WebSocket) => void;
+}
+
+/** What graphql-ws gives its hooks as `ctx.extra`. */
+export interface SocketExtra {
+  readonly socket: WebSocket;
+  /** The upgrade request. */
+  readonly request: IncomingMessage;
+}
+
+const DEFAULT_KEEP_ALIVE_MS = 12_000;
+const SERVER_MESSAGE_TYPES: ReadonlySet<string> = new Set([MessageType.ConnectionAck, MessageType.Next, MessageType.Error]);
+
+/** Serves graphql-ws on every socket `wsServer` accepts from now on. */
+export function serveGraphqlWs(wsServer: WebSocketServer, server: Server<SocketExtra>, options: GraphqlWsTransportOptions): void {
+  const { logger, onSocket } = options;
+  const keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
+
+  wsServer.on('connection', (socket: WebSocket, request: IncomingMessage) => {
+    onSocket?.(socket);
+    socket.on('error', (error) => logger.debug('WebSocket closed for a protocol error of the client:', describeError(error)));
+    const keepAlive = keepAliveMs > 0 ? startKeepAlive(socket, keepAliveMs) : undefined;
+    const closed = server.opened(
+      {
+        protocol: socket.protocol,
+        send: (data) =>
+          new Promise<void>((done, fail) => {
+            if (socket.readyState !== socket.OPEN) return done();
+            socket.send(data, (error) => (error ? fail(error) : done()));
+          }),
+        close: (code, reason) => socket.close(code, reason),
+        onMessage: (handle) =>
+          socket.on('message', (data) => {
+            const text = String(data);
+            handle(text).catch((error: unknown) => {
+              if (isServerMessage(text)) {
+                socket.close(CloseCode.BadRequest, 'Invalid message received');
+                return;
+              }
+              logger.error('a graphql-ws message failed:', error);
+              socket.close(CloseCode.InternalServerError, 'Internal server error');
+            });
+          }),
+      },
+      { socket, request },
+    );
+    socket.once('close', (code, reason) => {
+      keepAlive?.stop();
+      closed(code, String(reason)).catch((error: unknown) => logger.error('closing a graphql-ws connection failed:', error));
+    });
+  });
+}
+
+function startKeepAlive(socket: WebSocket, intervalMs: number): { stop(): void } {
+  let pongWait: NodeJS.Timeout | undefined;
+  const interval = setInterval(() => {
+    if (socket.readyState !== socket.OPEN) return;
+    pongWait = setTimeout(() => socket.terminate(), intervalMs);
+    socket.once('pong', () => {
+      clearTimeout(pongWait);
+      pongWait = undefined;
+    });
+    socket.ping();
+  }, intervalMs);
+  return {
+    stop() {
+      clearInterval(interval);
+      clearTimeout(pongWait);
+    },
+  };
+}
+
+/** A graphql-ws message only a server may send (a client's `ping`, `pong`, `subscribe`, … are not). */
+function isServerMessage(text: string): boolean {
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  const type = (message as { type?: unknown } | null)?.type;
+  return typeof type === 'string' && SERVER_MESSAGE_TYPES.has(type);
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

@@ -1,0 +1,254 @@
+import { GraphQLError, getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
+import type { ConnectionInitMessage, Context, OperationResult, ServerOptions, SubscribePayload } from 'graphql-ws';
+import { isAsyncIterable, mapAsyncIterator, type YogaServerInstance } from 'graphql-yoga';
+import type { GraphqlWsSession } from '@svc-graphql/jwt-session';
+import type { Logger } from '../observability/logger.js';
+import type { ServerMetrics } from '../observability/metrics.js';
+import { countWebSocketRefusal, countWebSocketResult } from '../observability/metrics-plugin.js';
+import type { RequestRecords } from '../request-record.js';
+import type { SocketExtra } from './graphql-ws.js';
+
+/**
+ * What graphql-ws does with each connection and operation: the session at `connection_init`, and
+ * each operation run through the same Envelop pipeline as an HTTP request (Yoga's `getEnveloped`:
+ * the role's schema, the limits, masking, the remotes), bounded per connection.
+ */
+export interface GraphqlWsHooksOptions {
+  records: RequestRecords;
+  getEnveloped: YogaServerInstance<object, object>['getEnveloped'];
+  session: GraphqlWsSession;
+  graphqlPath: string;
+  /** Most operations running at once on one connection. */
+  maxOperationsPerConnection: number;
+  metrics: ServerMetrics | undefined;
+  logger: Logger;
+}
+
+type WsContext = Context<ConnectionInitMessage['payload'], SocketExtra>;
+
+interface EnvelopedRoot {
+  execute: (args: ExecutionArgs) => OperationResult;
+  subscribe: (args: ExecutionArgs) => OperationResult;
+  operation: StartingOperation;
+}
+
+/** A graphql-ws operation between its `subscribe` message and its start. */
+interface StartingOperation {
+  /** Its id was sent again meanwhile (after a `complete`): it is ended as it starts. */
+  superseded: boolean;
+  /** It started (or failed to): its id may be used again. */
+  started: () => void;
+}
+
+/** The options of graphql-ws's `makeServer` for this server. */
+export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<ConnectionInitMessage['payload'], SocketExtra> {
+  const { records, getEnveloped, session, graphqlPath, maxOperationsPerConnection, metrics, logger } = options;
+  /** Per connection, the operations between onSubscribe and their start, by id. */
+  const starting = new WeakMap<object, Map<string, StartingOperation>>();
+
+  /**
+   * onSubscribe's work for an operation that may start: the arguments to execute it with (its
+   * root value carries `operation`, told when it has started), or the errors that answer it.
+   */
+  const prepareOperation = async (ctx: WsContext, payload: SubscribePayload, operation: StartingOperation): Promise<ExecutionArgs | readonly GraphQLError[]> => {
+    const upgrade = ctx.extra.request;
+    const headers = operationHeaders(ctx);
+    // The Host header stays in `headers`; the URL only has to be valid, whatever a client sends.
+    // POST: every operation may run over the socket, mutations included (Yoga refuses
+    // mutations of GET requests).
+    const request = new Request(`http://localhost${graphqlPath}`, { method: 'POST', headers });
+    const operationSession = session.getSession(ctx);
+    const context = { ...ctx, req: upgrade, socket: ctx.extra.socket, request, params: payload, session: operationSession };
+    records.openOperation(context, records.open(upgrade), headers, operationSession);
+    const { schema, execute, subscribe, contextFactory, parse, validate } = getEnveloped(context);
+    let document: DocumentNode;
+    try {
+      document = parse(payload.query);
+    } catch (error) {
+      // A syntax error (or an operation refused before parsing) fails this operation only,
+      // not the whole connection.
+      countWebSocketRefusal(metrics, undefined, undefined);
+      if (error instanceof GraphQLError) return [error];
+      throw error;
+    }
+    let errors: readonly GraphQLError[];
+    try {
+      errors = validate(schema, document);
+    } catch (error) {
+      // graphql-js 16 throws from a rule or two (a subscription root field under @skip whose
+      // argument is a variable) instead of reporting: fail this operation, not the connection.
+      countWebSocketRefusal(metrics, document, payload.operationName);
+      if (error instanceof GraphQLError) return [error];
+      throw error;
+    }
+    if (errors.length > 0) {
+      countWebSocketRefusal(metrics, document, payload.operationName);
+      return errors;
+    }
+    // graphql-ws would answer this itself, without executing (and so without `started`).
+    if (!getOperationAST(document, payload.operationName ?? undefined)) {
+      countWebSocketRefusal(metrics, document, payload.operationName);
+      return [new GraphQLError('Unable to identify operation')];
+    }
+    return {
+      schema,
+      document,
+      operationName: payload.operationName ?? null,
+      variableValues: payload.variables ?? null,
+      contextValue: await contextFactory(),
+      rootValue: { execute, subscribe, operation } as EnvelopedRoot,
+    };
+  };
+
+  const run = (args: ExecutionArgs, kind: 'execute' | 'subscribe') =>
+    settle(args, countWebSocketResult(metrics, records.of(args.contextValue), failAlone(() => (args.rootValue as EnvelopedRoot)[kind](args), logger)));
+
+  return {
+    onConnect: (ctx) => session.onConnect(ctx),
+    onClose: (ctx) => session.onClose(ctx),
+    // `extensions.http` tells Yoga the HTTP status; a socket has none to show.
+    onError: (_ctx, _id, _payload, errors) => errors.map(formatForSocket),
+    onNext: (_ctx, _id, _payload, _args, result): FormattedExecutionResult | undefined => {
+      if (!result.errors?.some((error) => error.extensions?.['http'] !== undefined)) return undefined;
+      const formatted: FormattedExecutionResult = { errors: result.errors.map(formatForSocket) };
+      if (result.data !== undefined) formatted.data = result.data;
+      if (result.extensions !== undefined) formatted.extensions = result.extensions;
+      return formatted;
+    },
+    execute: (args) => run(args, 'execute'),
+    subscribe: (args) => run(args, 'subscribe'),
+    onSubscribe: async (ctx, id, payload) => {
+      // `ctx.subscriptions` holds this connection's operations in flight, this one's id included.
+      if (Object.keys(ctx.subscriptions).filter((key) => key !== id).length >= maxOperationsPerConnection) {
+        countWebSocketRefusal(metrics, undefined, undefined);
+        return [
+          new GraphQLError(`too many operations at once on this connection (at most ${maxOperationsPerConnection})`, {
+            extensions: { code: 'validation-failed', path: '$' },
+          }),
+        ];
+      }
+      // An id the client completed while its operation was still starting, sent again: graphql-ws
+      // would attach the first operation's stream to the new one's id once it starts, where
+      // nothing ends it (a remote subscription held open for good). The new one is refused
+      // until the first has started, and the first is ended as it starts.
+      let ids = starting.get(ctx);
+      if (ids === undefined) {
+        ids = new Map();
+        starting.set(ctx, ids);
+      }
+      const earlier = ids.get(id);
+      if (earlier !== undefined) {
+        earlier.superseded = true;
+        countWebSocketRefusal(metrics, undefined, undefined);
+        return [
+          new GraphQLError(`an operation with id "${id}" is still starting; send it again once it has ended`, {
+            extensions: { code: 'validation-failed', path: '$' },
+          }),
+        ];
+      }
+      const startingIds = ids;
+      const state: StartingOperation = { superseded: false, started: () => startingIds.delete(id) };
+      startingIds.set(id, state);
+      let handedOn = false;
+      try {
+        const outcome = await prepareOperation(ctx, payload, state);
+        handedOn = !Array.isArray(outcome);
+        return outcome;
+      } finally {
+        if (!handedOn) startingIds.delete(id);
+      }
+    },
+  };
+}
+
+/** The upgrade request's headers, overridden by `connection_init` `payload.headers` (as the session reads them). */
+function operationHeaders(ctx: WsContext): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(ctx.extra.request.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+    else if (Array.isArray(value)) headers.set(name, value.join(', '));
+  }
+  const initHeaders = (ctx.connectionParams as { headers?: unknown } | undefined)?.headers;
+  if (initHeaders && typeof initHeaders === 'object') {
+    for (const [name, value] of Object.entries(initHeaders)) {
+      if (typeof value !== 'string') continue;
+      try {
+        headers.set(name, value);
+      } catch {
+        // Not a valid header name or value (connection_init is free-form JSON): left out.
+      }
+    }
+  }
+  return headers;
+}
+
+/**
+ * A stream that yields nothing until it is returned (ending it on its own would make graphql-ws
+ * send `complete` for an id the client may be using again).
+ */
+function emptyStream(): AsyncIterableIterator<never> {
+  const done: IteratorResult<never> = { done: true, value: undefined };
+  let over = false;
+  let finish: ((result: IteratorResult<never>) => void) | undefined;
+  return {
+    next: () =>
+      over
+        ? Promise.resolve(done)
+        : new Promise<IteratorResult<never>>((resolve) => {
+            finish = resolve;
+          }),
+    return: async () => {
+      over = true;
+      finish?.(done);
+      return done;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+/**
+ * `pending`, after which the operation of `args` counts as started. A superseded operation's stream
+ * is ended at once, and graphql-ws, which may attach it to the id's new slot, gets an empty one.
+ */
+async function settle<T>(args: ExecutionArgs, pending: Promise<T>): Promise<T> {
+  const { operation } = args.rootValue as EnvelopedRoot;
+  let result: T;
+  try {
+    result = await pending;
+  } finally {
+    operation.started();
+  }
+  if (!operation.superseded || !isAsyncIterable(result)) return result;
+  void (result as unknown as AsyncIterableIterator<unknown>).return?.();
+  return emptyStream() as T;
+}
+
+/**
+ * An operation that throws instead of answering (graphql-js throws some errors from its field
+ * collection, e.g. a directive's variable without a value) fails alone with an error result:
+ * graphql-ws would close the whole connection with 4500.
+ */
+async function failAlone(run: () => OperationResult, logger: Logger): Promise<Awaited<OperationResult>> {
+  const asResult = (error: unknown): ExecutionResult => {
+    if (error instanceof GraphQLError) return { errors: [error] };
+    logger.error('a WebSocket operation failed:', error);
+    return { errors: [new GraphQLError('Unexpected error.', { extensions: { code: 'unexpected' } })] };
+  };
+  try {
+    const result = await run();
+    // A subscription's stream may throw too (on its first event, for such a document).
+    return isAsyncIterable(result) ? mapAsyncIterator(result, (value) => value, asResult) : result;
+  } catch (error) {
+    return asResult(error);
+  }
+}
+
+function formatForSocket(error: GraphQLError): GraphQLFormattedError {
+  const formatted = error.toJSON();
+  if (formatted.extensions === undefined || !('http' in formatted.extensions)) return formatted;
+  const { http: _http, ...extensions } = formatted.extensions;
+  const { extensions: _all, ...rest } = formatted;
+  return Object.keys(extensions).length > 0 ? { ...rest, extensions } : rest;
+}
