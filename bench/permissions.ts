@@ -9,6 +9,9 @@
 // (b) Building role schemas: the schemas of 10, 100 and 1,000 roles on a 1,000-type remote, built
 //     with the registry of packages/remote-schemas in a fresh child process per measurement
 //     (bench/lib/permissions-build.ts, --expose-gc), time and heap per role.
+// (c) Checking answers: a role whose grant narrows nothing the query selects next to one whose
+//     grant hides a runtime type and an enum value it selects (bench/lib/permissions-answers.ts),
+//     and with BENCH_BEFORE the first role on the code before as well.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,13 +19,15 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { SignJWT } from 'jose';
-import { benchDir, cpuMicros, startChild, type ChildServer } from './lib/child.js';
-import { readConfig, warmupFor } from './lib/config.js';
+import { CASE_COLUMNS, PAIR_COLUMNS, caseRow, caseRunner, newCase, pairRow, pairsNote, stat, type Case, type PairResult } from './lib/cases.js';
+import { benchDir, startChild, type ChildServer } from './lib/child.js';
+import { readConfig } from './lib/config.js';
 import { ADMIN_SECRET } from './lib/gateway.js';
 import { CLAIMS_NAMESPACE } from './lib/jwt.js';
-import { describeFailures, graphqlData, runLoad, type LoadResult, type RequestSpec, type ResponseCheck } from './lib/load.js';
+import { describeFailures, graphqlData, type ResponseCheck } from './lib/load.js';
 import { loadAverage } from './lib/machine.js';
 import { metadataOrThrow } from './lib/metadata.js';
+import { runAnswers, type AnswersPart } from './lib/permissions-answers.js';
 import type { BuildRequest, BuildResult, GrantShape } from './lib/permissions-build.js';
 import type { SvcServerOptions as PermissionsServerOptions } from './lib/svc-server.js';
 import { header, progress, targets, type Target } from './lib/report.js';
@@ -40,14 +45,16 @@ function list(name: string, fallback: string): string[] {
 const ROLE_COUNTS = list('BENCH_ROLE_COUNTS', '10,100,1000').map(Number);
 /** BENCH_GRANTS: the grant shapes of (b), `small` and/or `full` (see bench/lib/permissions-build.ts). */
 const GRANTS = list('BENCH_GRANTS', 'small,full') as GrantShape[];
-/** BENCH_PART: `requests` or `build` runs only that part. */
+/** BENCH_PART: `requests`, `answers` or `build` runs only that part. */
 const PART = process.env['BENCH_PART'] ?? 'all';
+/** BENCH_BEFORE: a checkout of the code before a change (installed), measured beside this one in (c). */
+const BEFORE = process.env['BENCH_BEFORE'] || undefined;
 const REMOTE_TYPES = 1000;
 const WARMUP_ROLES = 10;
 
 if (ROLE_COUNTS.some((n) => !Number.isSafeInteger(n) || n <= 0)) throw new TypeError('BENCH_ROLE_COUNTS must list positive integers');
 if (GRANTS.some((g) => g !== 'small' && g !== 'full')) throw new TypeError('BENCH_GRANTS must list small and/or full');
-if (!['all', 'requests', 'build'].includes(PART)) throw new TypeError('BENCH_PART must be requests or build');
+if (!['all', 'requests', 'answers', 'build'].includes(PART)) throw new TypeError('BENCH_PART must be requests, answers or build');
 
 // ---------------------------------------------------------------------------------------------
 // (a) requests
@@ -76,38 +83,11 @@ function answerCheck(hello: string): ResponseCheck {
   });
 }
 
-interface Case {
-  readonly label: string;
-  readonly server: ChildServer;
-  /** Request i carries `headers[i % length]`. */
-  readonly headers: readonly Record<string, string>[];
-  readonly check: ResponseCheck;
-  cursor: number;
-  failures: number;
-  readonly reasons: Map<string, number>;
-  readonly samples: Sample[];
-}
-
-interface Sample {
-  readonly rps: number;
-  readonly p50: number;
-  readonly p99: number;
-  readonly svcCpu: number;
-  readonly remoteCpu: number;
-}
-
-/** Ratios of `other` to `base` measured in alternating windows (req/s: other / base; CPU: base / other). */
-interface PairResult {
-  readonly base: Case;
-  readonly other: Case;
-  readonly rps: number[];
-  readonly cpu: number[];
-}
-
 /** BENCH_PAIRS: alternating window pairs per comparison (0: none); BENCH_PAIR_SECONDS: each window's length. */
 const PAIRS = Math.round(Number(process.env['BENCH_PAIRS'] ?? 20));
 const PAIR_SECONDS = Number(process.env['BENCH_PAIR_SECONDS'] ?? 1);
 const pairs: PairResult[] = [];
+const body = (i: number) => JSON.stringify({ query: QUERY, operationName: 'Bench', variables: { id: String((i % 3) + 1) } });
 
 async function graphqlOnce(server: ChildServer, headers: Record<string, string>, query: string, variables?: object): Promise<string> {
   const response = await fetch(`${server.url}/v1/graphql`, {
@@ -193,55 +173,17 @@ async function runRequests(): Promise<void> {
     expectAnswer('permissions on, admin', await graphqlOnce(on, admin, '{ hello(name: "x") }'), '200 {"data":{"hello":"Hello, x!"}}');
 
     requestCases.push(
-      newCase('permissions off, token (role user)', off, [bearer], answerCheck('Hello, world!')),
-      newCase('permissions on, token (role user: grant, one session preset)', on, [bearer], answerCheck(`Hello, ${USER_NAME}!`)),
-      newCase('permissions on, token (role viewer: the same grant without the preset)', on, [viewerBearer], answerCheck('Hello, world!')),
-      newCase('permissions on, tokens of roles user and user2 in turn (same grant)', on, [bearer, otherBearer], answerCheck(`Hello, ${USER_NAME}!`)),
-      newCase('permissions off, admin secret', off, [admin], answerCheck('Hello, world!')),
-      newCase('permissions on, admin secret (the whole schema)', on, [admin], answerCheck('Hello, world!')),
+      newCase('permissions off, token (role user)', off, [bearer], answerCheck('Hello, world!'), body),
+      newCase('permissions on, token (role user: grant, one session preset)', on, [bearer], answerCheck(`Hello, ${USER_NAME}!`), body),
+      newCase('permissions on, token (role viewer: the same grant without the preset)', on, [viewerBearer], answerCheck('Hello, world!'), body),
+      newCase('permissions on, tokens of roles user and user2 in turn (same grant)', on, [bearer, otherBearer], answerCheck(`Hello, ${USER_NAME}!`), body),
+      newCase('permissions off, admin secret', off, [admin], answerCheck('Hello, world!'), body),
+      newCase('permissions on, admin secret (the whole schema)', on, [admin], answerCheck('Hello, world!'), body),
     );
 
-    /** Load on one case for `duration` seconds; failures are counted on the case. */
-    const load = async (c: Case, duration: number): Promise<LoadResult> => {
-      const request = (i: number): RequestSpec => ({
-        headers: c.headers[i % c.headers.length] ?? {},
-        body: JSON.stringify({ query: QUERY, operationName: 'Bench', variables: { id: String((i % 3) + 1) } }),
-      });
-      const res = await runLoad({ url: `${c.server.url}/v1/graphql`, connections: config.connections, duration, check: c.check, request }, c.cursor);
-      c.cursor = res.requestsBuilt;
-      c.failures += res.failures;
-      for (const [reason, n] of res.reasons) c.reasons.set(reason, (c.reasons.get(reason) ?? 0) + n);
-      return res;
-    };
-    /** A measured window: req/s, latency, and the CPU time per request of the server and of the remote. */
-    const measure = async (c: Case, duration: number): Promise<Sample> => {
-      const [svcBefore, remoteBefore] = await Promise.all([c.server.stats(), remote.stats()]);
-      const res = await load(c, duration);
-      const [svcAfter, remoteAfter] = await Promise.all([c.server.stats(), remote.stats()]);
-      const perRequest = (us: number) => us / Math.max(1, res.responses);
-      return {
-        rps: res.rps,
-        p50: res.p50,
-        p99: res.p99,
-        svcCpu: perRequest(cpuMicros(svcBefore, svcAfter)),
-        remoteCpu: perRequest(cpuMicros(remoteBefore, remoteAfter)),
-      };
-    };
-
-    for (let r = 1; r <= config.rounds; r++) {
-      for (const c of requestCases) {
-        await load(c, warmupFor(config, r));
-        const sample = await measure(c, config.duration);
-        c.samples.push(sample);
-        progress(
-          `[round ${r}/${config.rounds}] ${c.label}: ${Math.round(sample.rps)} req/s, p99 ${sample.p99} ms, ` +
-            `svc CPU ${round(sample.svcCpu, 0)} us/req, failures so far ${c.failures}`,
-        );
-      }
-    }
-
-    // Alternating short windows: a pair of cases measured back to back, in turn first (ABBA), many
-    // times. Drift of the machine slower than a pair hits both sides of it alike.
+    const runner = caseRunner(config, remote);
+    await runner.rounds(requestCases);
+    // Alternating short windows: the main comparisons again, many times over.
     const [offToken, onToken, onViewer, onTwoRoles] = requestCases;
     for (const [base, other] of [
       [offToken, onToken],
@@ -249,31 +191,12 @@ async function runRequests(): Promise<void> {
       [offToken, onTwoRoles],
     ] as const) {
       if (!base || !other || PAIRS === 0) continue;
-      const pair: PairResult = { base, other, rps: [], cpu: [] };
-      pairs.push(pair);
-      for (let k = 0; k < PAIRS; k++) {
-        const order = k % 2 === 0 ? [base, other] : [other, base];
-        const samples = new Map<Case, Sample>();
-        for (const c of order) samples.set(c, await measure(c, PAIR_SECONDS));
-        const b = samples.get(base);
-        const o = samples.get(other);
-        if (!b || !o) continue;
-        pair.rps.push(o.rps / b.rps);
-        pair.cpu.push(b.svcCpu / o.svcCpu);
-      }
-      progress(
-        `[pairs] ${other.label} / ${base.label}: req/s ratio ${median(pair.rps).toFixed(3)}, ` +
-          `CPU ratio ${median(pair.cpu).toFixed(3)} (${PAIRS} pairs of ${PAIR_SECONDS} s)`,
-      );
+      pairs.push(await runner.alternate(base, other, PAIRS, PAIR_SECONDS));
     }
   } finally {
     await Promise.all(children.map((c) => c.close()));
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function newCase(label: string, server: ChildServer, headers: readonly Record<string, string>[], check: ResponseCheck): Case {
-  return { label, server, headers, check, cursor: 0, failures: 0, reasons: new Map(), samples: [] };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -364,7 +287,7 @@ async function runBuilds(): Promise<void> {
 const startedAt = performance.now();
 /** The header of (a), made when (a) ends (it prints the load average at that time). */
 let requestsHeader = '';
-if (PART !== 'build') {
+if (PART === 'all' || PART === 'requests') {
   await runRequests();
   requestsHeader = header(
     'permissions (a): a role with a grant and a session preset vs permissions off',
@@ -387,54 +310,27 @@ if (PART !== 'build') {
       "svc and remote CPU: the child processes' CPU time per request during the measured window.",
   );
 }
-if (PART !== 'requests') await runBuilds();
+let answers: AnswersPart | undefined;
+if (PART === 'all' || PART === 'answers') answers = await runAnswers(config, BEFORE, PAIRS, PAIR_SECONDS);
+if (PART === 'all' || PART === 'build') await runBuilds();
 const minutes = round((performance.now() - startedAt) / 60_000, 1);
 
 const targetList: Target[] = [];
 const sections: string[] = [];
 
 if (requestCases.length > 0) {
-  type Key = 'rps' | 'p50' | 'p99' | 'svcCpu' | 'remoteCpu';
-  const stat = (c: Case, key: Key): number => median(c.samples.map((s) => s[key]));
   const [offToken, onToken, onViewer, onTwoRoles, offAdmin, onAdmin] = requestCases;
   // Each case against the same server's counterpart with permissions off, by the same credentials.
   const baselineOf = (c: Case): Case | undefined =>
     c === onToken || c === onViewer || c === onTwoRoles ? offToken : c === onAdmin ? offAdmin : undefined;
-  const rows = requestCases.map((c) => {
-    const base = baselineOf(c);
-    return [
-      c.label,
-      Math.round(stat(c, 'rps')),
-      base ? `${(stat(c, 'rps') / stat(base, 'rps')).toFixed(3)}x` : '1 (baseline)',
-      stat(c, 'p50'),
-      stat(c, 'p99'),
-      Math.round(stat(c, 'svcCpu')),
-      base ? `${(stat(base, 'svcCpu') / stat(c, 'svcCpu')).toFixed(3)}x` : '1 (baseline)',
-      Math.round(stat(c, 'remoteCpu')),
-      c.samples.map((s) => Math.round(s.rps)).join(' / '),
-      base ? c.samples.map((s, i) => (s.rps / (base.samples[i]?.rps ?? Number.NaN)).toFixed(2)).join(' / ') : '-',
-      c.failures,
-    ];
-  });
+  const rows = requestCases.map((c) => caseRow(c, baselineOf(c)));
   if (offToken && onToken) {
     const ratio = stat(onToken, 'rps') / stat(offToken, 'rps');
     const cpuRatio = stat(offToken, 'svcCpu') / stat(onToken, 'svcCpu');
     targetList.push({ name: 'role with a grant and a session preset >= 0.95x permissions off (req/s)', measured: `${ratio.toFixed(3)}x`, pass: ratio >= 0.95 });
     targetList.push({ name: 'the same by svc CPU per request (off / on)', measured: `${cpuRatio.toFixed(3)}x`, pass: cpuRatio >= 0.95 });
   }
-  const quartiles = (values: readonly number[]): string => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
-    return `${at(0.25).toFixed(2)} - ${at(0.75).toFixed(2)}`;
-  };
-  const pairRows = pairs.map((p) => [
-    `${p.other.label} / ${p.base.label}`,
-    p.rps.length,
-    `${median(p.rps).toFixed(3)}x`,
-    quartiles(p.rps),
-    `${median(p.cpu).toFixed(3)}x`,
-    quartiles(p.cpu),
-  ]);
+  const pairRows = pairs.map(pairRow);
   const tokenPair = pairs.find((p) => p.other === onToken);
   if (tokenPair) {
     const rps = median(tokenPair.rps);
@@ -447,24 +343,19 @@ if (requestCases.length > 0) {
   sections.push(
     requestsHeader,
     '',
-    formatTable(
-      ['case', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'svc CPU us/req', 'CPU ratio', 'remote CPU us/req', 'req/s per round', 'ratio per round', 'failures'],
-      rows,
-    ),
+    formatTable(CASE_COLUMNS, rows),
   );
   if (pairRows.length > 0) {
-    sections.push(
-      '',
-      `Alternating windows: each comparison measured as ${PAIRS} pairs of ${PAIR_SECONDS} s windows back to back, ` +
-        'the order swapped every pair (ABBA); per pair the req/s ratio (other / base) and the CPU ratio (base svc CPU ' +
-        'per request / other\'s); median and interquartile range over the pairs:',
-      '',
-      formatTable(['comparison', 'pairs', 'req/s ratio', 'req/s ratio IQR', 'CPU ratio', 'CPU ratio IQR'], pairRows),
-    );
+    sections.push('', pairsNote(PAIRS, PAIR_SECONDS), '', formatTable(PAIR_COLUMNS, pairRows));
   }
   for (const c of requestCases) {
     if (c.failures > 0) sections.push(`\nfailures of ${c.label}:\n${describeFailures(c.reasons)}`);
   }
+}
+
+if (answers) {
+  sections.push('', answers.section);
+  targetList.push(...answers.targets);
 }
 
 if (builds.length > 0) {
@@ -574,5 +465,7 @@ if (builds.length > 0) {
 
 console.log([sections.join('\n'), '', targets(targetList), '', `The run took ${minutes} min.`].join('\n'));
 const failed =
-  requestCases.reduce((n, c) => n + c.failures, 0) + builds.reduce((n, b) => n + ('error' in b ? 1 : b.problems.length), 0);
+  requestCases.reduce((n, c) => n + c.failures, 0) +
+  (answers?.failures ?? 0) +
+  builds.reduce((n, b) => n + ('error' in b ? 1 : b.problems.length), 0);
 process.exitCode = failed > 0 ? 1 : 0;

@@ -1,10 +1,11 @@
 // Server module: a remote GraphQL server from examples/sample-remotes, in its own child process.
 // `url` is the remote's GraphQL endpoint (…/graphql).
-import { startCommerceRemote, startGeneratedRemote, startSampleRemote, type RunningRemote } from '../../examples/sample-remotes/src/index.js';
+import { startCommerceRemote, startDirectoryRemote, startGeneratedRemote, startSampleRemote, type RunningRemote } from '../../examples/sample-remotes/src/index.js';
 import type { StartedServer } from './child-protocol.js';
 
 export type RemoteServerOptions =
   | { readonly kind: 'sample' }
+  | { readonly kind: 'directory' }
   | { readonly kind: 'generated'; readonly types: number; readonly prefix: string }
   | { readonly kind: 'commerce'; readonly schema: 'orders' | 'users' | 'orgs' };
 
@@ -13,9 +14,11 @@ export async function start(raw: unknown): Promise<StartedServer> {
   const remote: RunningRemote =
     options.kind === 'sample'
       ? await startSampleRemote()
-      : options.kind === 'commerce'
-        ? await startCommerceRemote(options.schema)
-        : await startGeneratedRemote({ types: options.types, prefix: options.prefix });
+      : options.kind === 'directory'
+        ? await startDirectoryRemote()
+        : options.kind === 'commerce'
+          ? await startCommerceRemote(options.schema)
+          : await startGeneratedRemote({ types: options.types, prefix: options.prefix });
   // The sample remotes keep every request they receive (for tests); under load that list would grow
   // by hundreds of thousands of entries and its GC cost would end up in the measurement. The count
   // of HTTP requests survives the trimming (bench proxy: requests per client operation).

@@ -1,4 +1,5 @@
 import { createGeneratedSchema, type GeneratedSchemaOptions } from './generated-schema.js';
+import { createDirectorySchema } from './directory-schema.js';
 import { createOrdersSchema, createOrgsSchema, createUsersSchema } from './commerce-schemas.js';
 import { createSampleSchema } from './sample-schema.js';
 import { startSchemaServer, type RunningRemote, type StartOptions } from './server.js';
@@ -8,6 +9,7 @@ export type { GeneratedSchemaOptions } from './generated-schema.js';
 export type { SampleContext } from './sample-schema.js';
 export { createSampleSchema, sampleTypeDefs } from './sample-schema.js';
 export { createGeneratedSchema } from './generated-schema.js';
+export { createDirectorySchema, directoryTypeDefs } from './directory-schema.js';
 export {
   createOrdersSchema,
   createOrgsSchema,
@@ -38,6 +40,15 @@ export function startSampleRemote(options: SampleRemoteOptions = {}): Promise<Ru
 /** Starts a remote whose schema has `types` generated object types (see `createGeneratedSchema`). */
 export function startGeneratedRemote(options: GeneratedSchemaOptions & StartOptions): Promise<RunningRemote> {
   return startSchemaServer(createGeneratedSchema(options), options);
+}
+
+/**
+ * Starts the directory remote: an interface `Node` and a union `SearchResult` of `User`, `Post` and
+ * `Secret`, enums `Role` and `Visibility`, and subscriptions (`nodeAdded`, `roleChanged`,
+ * `userUpdated`) that emit until they are stopped; for tests of what narrow roles are answered.
+ */
+export function startDirectoryRemote(options: StartOptions = {}): Promise<RunningRemote> {
+  return startSchemaServer(createDirectorySchema(), options);
 }
 
 /** The commerce services for remote relationships: orders, users and organizations (see commerce-schemas.ts). */

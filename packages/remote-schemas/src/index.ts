@@ -20,6 +20,7 @@ export type {
   RemoteSchemaErrorCode,
   RemoteSchemaHeader,
   RemoteSchemaPermission,
+  RegistryPermissions,
   RemoteSchemaProblem,
   RemoteSchemaRegistry,
   TypeNamesCustomization,

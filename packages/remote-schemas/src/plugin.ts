@@ -13,12 +13,12 @@ import { roleSchemaInfo } from './permissions/role-schema.js';
 import type { RemoteRequest } from './remote-client.js';
 import { executePlan } from './plan/execute.js';
 import { planFor } from './plan/cache.js';
-import { loggerOf, permissionHooksOf, type PermissionHooks } from './registry.js';
 import { coerceVariables, emptySubscription } from './request-errors.js';
 import type { Logger } from './options.js';
+import { SubscriptionGuard } from './permissions/subscription-guard.js';
 import { executeJoins } from './relationships/join-execute.js';
 import { joinPlanFor, type JoinPlan, type JoinRefusal } from './relationships/join-plan.js';
-import type { RemoteSchemaRegistry } from './types.js';
+import type { RegistryPermissions, RemoteSchemaRegistry } from './types.js';
 
 /** The request sent as it is: the operation and its fragments, with where their text comes from. */
 function requestOf({ sent }: ForwardTarget, args: ExecutionArgs): RemoteRequest {
@@ -73,15 +73,50 @@ function refusedBeforeExecution(args: ExecutionArgs): ExecutionResult | undefine
   return emptySubscription(args.schema, args.document, operation, outcome.coerced);
 }
 
+/** What the plugin reads of a registry, checked once when the plugin (or a runner) is made. */
+interface Contract {
+  permissions: RegistryPermissions | null;
+  logger: Logger;
+}
+
+function kindOf(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+}
+
+/**
+ * The registry's permission contract and logger. An object without them (a wrapper that does not
+ * pass them on) is refused: serving it would serve every role the whole of every remote.
+ */
+function contractOf(registry: RemoteSchemaRegistry, caller: string): Contract {
+  if (!registry || typeof registry !== 'object') {
+    throw new TypeError(`${caller}: expected a remote schema registry, but got ${kindOf(registry)}`);
+  }
+  const { permissions, logger } = registry;
+  if (permissions !== null && (typeof permissions !== 'object' || typeof permissions?.getSession !== 'function')) {
+    throw new TypeError(
+      `${caller}: expected "registry.permissions" to be null (permissions off) or an object with a getSession function, ` +
+        `but got ${kindOf(permissions)}; a registry wrapper must pass this member on`,
+    );
+  }
+  if (!logger || typeof logger !== 'object' || typeof logger.error !== 'function' || typeof logger.debug !== 'function') {
+    throw new TypeError(
+      `${caller}: expected "registry.logger" to be a logger ({ debug, info, warn, error }), but got ${kindOf(logger)}; ` +
+        'a registry wrapper must pass this member on',
+    );
+  }
+  return { permissions, logger };
+}
+
 /**
  * A request of a role that is not served its role's schema (the session was not found when the
  * schema was chosen, or another plugin chose one) would see and reach more than its grant: it is
  * refused, whatever it asks.
  */
-function misplaced(hooks: PermissionHooks, args: ExecutionArgs): ExecutionResult | undefined {
-  const session = hooks.getSession(args.contextValue);
+function misplaced({ permissions, logger }: Contract, args: ExecutionArgs): ExecutionResult | undefined {
+  if (!permissions) return undefined;
+  const session = permissions.getSession(args.contextValue);
   if (!session || session.isAdmin === true || roleSchemaInfo(args.schema)?.role === session.role) return undefined;
-  hooks.logger.error(
+  logger.error(
     `remote schemas: a request of role "${session.role}" does not run on that role's schema; refused ` +
       '(getSession must find the session from the context Envelop\'s onEnveloped sees, before the context is built)',
   );
@@ -89,6 +124,9 @@ function misplaced(hooks: PermissionHooks, args: ExecutionArgs): ExecutionResult
 }
 
 type Runner = (args: ExecutionArgs) => Promise<ExecutionResult>;
+
+/** What an `onSubscribe` hook may return: hooks on the subscription's result. */
+type SubscribeHookResult = Exclude<Awaited<ReturnType<NonNullable<Plugin['onSubscribe']>>>, void>;
 
 /**
  * How an operation is answered by remotes alone: sent as it is (the fast path) or by a compiled
@@ -152,12 +190,12 @@ export function remoteOperationRunner(
 ): ((args: ExecutionArgs) => Promise<ExecutionResult>) | undefined {
   const operation = getOperationAST(document, operationName);
   if (!operation || operation.operation === 'subscription') return undefined;
-  const hooks = permissionHooksOf(registry);
+  const contract = contractOf(registry, 'remoteOperationRunner');
   const refusedOr = (run: (args: ExecutionArgs) => Promise<ExecutionResult>) => (args: ExecutionArgs) => {
-    const refused = hooks && misplaced(hooks, args);
+    const refused = misplaced(contract, args);
     return refused ? Promise.resolve(refused) : run(args);
   };
-  const logger = loggerOf(registry);
+  const { logger } = contract;
   const joins = joinPlanFor(schema, document, operationName, logger);
   if (joins) {
     if ('refusal' in joins) return refusedOr(() => Promise.resolve(joinRefused(joins)));
@@ -171,8 +209,13 @@ export function remoteOperationRunner(
 /**
  * Serves the registry's live schema in a Yoga (or Envelop) app and follows its swaps with
  * `setSchema`: each request keeps the schema it started with. With remote schema permissions
- * enabled, each request is served `registry.schemaFor(session)` instead, chosen in `onEnveloped`
- * (before parsing and validation) from the registry's `getSession` of the context at hand.
+ * enabled (`registry.permissions` is not `null`), each request is served
+ * `registry.schemaFor(session)` instead, chosen in `onEnveloped` (before parsing and validation)
+ * with `registry.permissions.getSession` of the context at hand; a role's answers are checked on
+ * the way back from its remotes, and its open subscriptions are validated again after every swap
+ * (one that no longer validates ends with an `access-denied` error). Everything is read through
+ * `registry`'s public members, so a wrapper of the registry works as the registry itself; one
+ * without `permissions` is refused with a `TypeError`.
  * An operation whose root fields all belong to one remote without customization is sent to it as
  * it is, in one request (no delegation); other queries and mutations over remotes follow a
  * compiled plan (one request per remote, in the remote's own names); what a plan cannot express,
@@ -181,27 +224,43 @@ export function remoteOperationRunner(
  * Do not also pass a `schema` to `createYoga`: this plugin provides it.
  */
 export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
-  const hooks = permissionHooksOf(registry);
-  const logger = loggerOf(registry);
+  const contract = contractOf(registry, 'useRemoteSchemas');
+  const { permissions, logger } = contract;
   // The schema Envelop holds as far as this plugin knows: setSchema is skipped when it would not
   // change it (every plugin's onSchemaChange would run otherwise).
   let current: GraphQLSchema | undefined;
+  const unsubscribes: Array<() => void> = [];
+  // Roles' open subscriptions, validated again after each swap: a permission may have changed.
+  const guard = permissions ? new SubscriptionGuard((role) => registry.schemaFor({ role }), logger) : undefined;
+  /** The hook that hands a role's subscription stream to the guard (`undefined`: admin, no session, permissions off). */
+  const guarded = (args: ExecutionArgs): SubscribeHookResult | undefined => {
+    const session = guard && permissions?.getSession(args.contextValue);
+    if (!guard || !session || session.isAdmin === true) return undefined;
+    return {
+      onSubscribeResult({ result, setResult }) {
+        if (isAsyncIterable(result)) setResult(guard.track(session.role, args, result as AsyncIterable<ExecutionResult>));
+      },
+    };
+  };
   return {
     onPluginInit({ setSchema }) {
       current = registry.schema;
       setSchema(current);
-      registry.onSchemaChange((schema) => {
-        current = schema;
-        setSchema(schema);
-      });
+      unsubscribes.push(
+        registry.onSchemaChange((schema) => {
+          current = schema;
+          setSchema(schema);
+          guard?.revalidate();
+        }),
+      );
     },
     onSchemaChange({ schema }) {
       current = schema;
     },
-    ...(hooks
+    ...(permissions
       ? {
           onEnveloped({ context, setSchema }) {
-            const schema = registry.schemaFor(hooks.getSession(context));
+            const schema = registry.schemaFor(permissions.getSession(context));
             if (schema === current) return;
             current = schema;
             setSchema(schema);
@@ -209,7 +268,7 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
         }
       : {}),
     onExecute({ args, setExecuteFn, executeFn }) {
-      const refused = hooks && misplaced(hooks, args);
+      const refused = misplaced(contract, args);
       if (refused) {
         setExecuteFn(() => refused);
         return;
@@ -239,7 +298,7 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
       else setExecuteFn((executionArgs) => refusedBeforeExecution(executionArgs) ?? executeFn(executionArgs));
     },
     onSubscribe({ args, setSubscribeFn, subscribeFn }) {
-      const refused = hooks && misplaced(hooks, args);
+      const refused = misplaced(contract, args);
       if (refused) {
         setSubscribeFn(() => refused);
         return;
@@ -260,7 +319,7 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
           if (!isAsyncIterable(stream)) return stream;
           return mapAsyncIterator(stream as AsyncIterable<ExecutionResult>, (event) => executeJoins(joins, event, subscriptionArgs));
         });
-        return;
+        return guarded(args);
       }
       const target = forwardTarget(args.schema, args.document, args.operationName);
       setSubscribeFn((subscriptionArgs) => {
@@ -268,6 +327,11 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
         if (refusedBefore) return refusedBefore;
         return target ? forwardSubscription(target, subscriptionArgs) : subscribeFn(subscriptionArgs);
       });
+      return guarded(args);
+    },
+    onDispose() {
+      // Yoga's dispose(): the registry may outlive this app, and must not keep it (or call it).
+      for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
     },
   };
 }

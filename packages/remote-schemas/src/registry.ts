@@ -7,13 +7,12 @@ import { RemoteSchemaError } from './errors.js';
 import type { LoadedRemote } from './loaded-remote.js';
 import {
   normalizeOptions,
-  type ForwardedSession,
   type Logger,
   type NormalizedOptions,
   type RemoteSchemaRegistryOptions,
 } from './options.js';
 import type { RoleGrant } from './permissions/grant.js';
-import { buildRoleSchema, grantsWholeRemote, recordRoleSchema, type RemoteAccess } from './permissions/role-schema.js';
+import { buildRoleSchema, grantsWholeRemote, recordRoleSchema, roleSchemaInfo, type RemoteAccess } from './permissions/role-schema.js';
 import { validateRoleSchema, type RoleSchemaValidation } from './permissions/validate.js';
 import { redactUrls } from './redact.js';
 import { addRelationships, addRoleRelationships } from './relationships/schema.js';
@@ -24,6 +23,7 @@ import { SLICE_MS, runInSlices, yieldToEventLoop } from './slices.js';
 import { buildRemoteSchema, buildUncheckedRemoteSchemaInSlices, checkDistinctNames, checkRemoteSchema, publicRemoteSchema } from './remote-schema.js';
 import type {
   PlanOptions,
+  RegistryPermissions,
   RegistryPlan,
   RemoteSchemaEntry,
   RemoteSchemaProblem,
@@ -79,8 +79,10 @@ function problemOf(name: string, error: unknown): RemoteSchemaProblem {
   return { name, code: 'remote-schema-error', message: error instanceof Error ? error.message : String(error) };
 }
 
-class Registry implements RemoteSchemaRegistry {
+/** The registry's workings; clients get {@link publicFace} of it. */
+class Registry {
   readonly #options: NormalizedOptions;
+  readonly permissions: RegistryPermissions | null;
   readonly #local: GraphQLSchema;
   readonly #placeholder: boolean;
   readonly #plans = new WeakMap<RegistryPlan, State>();
@@ -103,6 +105,7 @@ class Registry implements RemoteSchemaRegistry {
     onIdle: (client) => {
       if (this.#live.loaded.get(client.name)?.client !== client) this.#clients.delete(client);
     },
+    currentAccess: (role, remote) => roleSchemaInfo(this.schemaFor({ role }))?.remotes.get(remote),
   };
   #live: State;
   /** Serializes background retries so that one never overwrites another's result. */
@@ -122,10 +125,7 @@ class Registry implements RemoteSchemaRegistry {
     }
     const initial = compose(this.#local, this.#placeholder, []);
     this.#live = { schema: initial.schema, entries: [], loaded: new Map(), problems: [], included: [], grants: new Map(), relationships: [] };
-    loggers.set(this, options.logger);
-    if (options.enableRemoteSchemaPermissions) {
-      permissionHooks.set(this, { getSession: options.getSession, logger: options.logger });
-    }
+    this.permissions = options.enableRemoteSchemaPermissions ? Object.freeze({ getSession: options.getSession }) : null;
   }
 
   get schema(): GraphQLSchema {
@@ -499,36 +499,48 @@ class Registry implements RemoteSchemaRegistry {
   }
 }
 
-/** What `useRemoteSchemas` needs to serve a registry with permissions: the schema is chosen per request. */
-export interface PermissionHooks {
-  getSession(context: unknown): ForwardedSession | undefined;
-  logger: Logger;
-}
-
-const permissionHooks = new WeakMap<RemoteSchemaRegistry, PermissionHooks>();
-const loggers = new WeakMap<RemoteSchemaRegistry, Logger>();
-
-/** For the plugin: the logger `registry` was created with (`undefined` for another implementation). */
-export function loggerOf(registry: RemoteSchemaRegistry): Logger | undefined {
-  return loggers.get(registry);
-}
-
-/** For the plugin: `undefined` when `registry` does not enforce remote schema permissions. */
-export function permissionHooksOf(registry: RemoteSchemaRegistry): PermissionHooks | undefined {
-  return permissionHooks.get(registry);
-}
-
 /**
  * For tests and diagnostics (not exported by the package): how many remote clients `registry` keeps,
  * live ones and retired ones with open subscriptions.
  */
 export function keptClientCount(registry: RemoteSchemaRegistry): number {
-  return registry instanceof Registry ? registry.keptClientCount : 0;
+  return (registry as Partial<Diagnosable>)[WORKINGS]?.keptClientCount ?? 0;
 }
 
 /** For tests and diagnostics (not exported by the package): role schemas cached for the live state. */
 export function cachedRoleSchemaCount(registry: RemoteSchemaRegistry): number {
-  return registry instanceof Registry ? registry.cachedRoleSchemaCount : 0;
+  return (registry as Partial<Diagnosable>)[WORKINGS]?.cachedRoleSchemaCount ?? 0;
+}
+
+/** The diagnostics above read the registry behind a public face through this member. */
+const WORKINGS = Symbol('remote schema registry workings');
+interface Diagnosable {
+  [WORKINGS]: Registry;
+}
+
+/**
+ * What clients of the package get: members that never read `this`, so that a `Proxy` of the
+ * registry, an object made with `Object.create`, or a decorator's call through a borrowed method
+ * reaches the registry as a call on the registry itself would (class members with private fields
+ * throw when called on anything but the instance).
+ */
+function publicFace(registry: Registry, logger: Logger): RemoteSchemaRegistry {
+  const face: RemoteSchemaRegistry & Diagnosable = {
+    get schema() {
+      return registry.schema;
+    },
+    permissions: registry.permissions,
+    logger,
+    schemaFor: (session) => registry.schemaFor(session),
+    onSchemaChange: (listener) => registry.onSchemaChange(listener),
+    plan: (desired, options) => registry.plan(desired, options),
+    commit: (plan) => registry.commit(plan),
+    problems: () => registry.problems(),
+    introspect: (name) => registry.introspect(name),
+    dispose: () => registry.dispose(),
+    [WORKINGS]: registry,
+  };
+  return face;
 }
 
 /**
@@ -536,5 +548,6 @@ export function cachedRoleSchemaCount(registry: RemoteSchemaRegistry): number {
  * `commit()` swaps the live schema at once. Misconfiguration throws a `TypeError` naming the option.
  */
 export function createRemoteSchemaRegistry(options?: RemoteSchemaRegistryOptions): RemoteSchemaRegistry {
-  return new Registry(normalizeOptions(options));
+  const normalized = normalizeOptions(options);
+  return publicFace(new Registry(normalized), normalized.logger);
 }

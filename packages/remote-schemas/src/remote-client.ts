@@ -13,11 +13,14 @@ import { forwardedHeaders, type HeaderPolicy } from './headers.js';
 import { configuredHeaders, type ResolvedDefinition } from './definition.js';
 import { PrintedLocations, type SentLocations } from './locations.js';
 import type { ForwardedSession, NormalizedOptions } from './options.js';
+import { guardAnswer, type AnswerGuard } from './permissions/answer-check.js';
+import { answerPlanFor } from './permissions/answer-plan.js';
 import { applyPresets } from './permissions/presets.js';
-import { roleSchemaInfo } from './permissions/role-schema.js';
+import { roleSchemaInfo, type RemoteAccess } from './permissions/role-schema.js';
+import { noLongerPermitted } from './permissions/subscription-guard.js';
 import { redactUrl, redactUrls } from './redact.js';
 import { SLICE_MS, parseJsonInSlices } from './slices.js';
-import { SubscriptionPool } from './subscriptions.js';
+import { SubscriptionPool, type EventFilter } from './subscriptions.js';
 import { RemoteTimeoutError, type Transport } from './transport.js';
 import { endRemoteSpan, startRemoteSpan } from './tracing.js';
 
@@ -66,10 +69,16 @@ const FAILED = Symbol('failed');
 /** A call to a remote that had no answer within `timeout_seconds`, answered as `FAILED`. */
 const TIMED_OUT = Symbol('timed out');
 
-/** What is sent for a request: the GraphQL body and where its text's positions come from. */
+/**
+ * What is sent for a request: the GraphQL body, where its text's positions come from, and how the
+ * answer is guarded for a role (`undefined`: passed on as it is).
+ */
 interface Prepared {
   body: GraphQLRequestBody;
   locations: SentLocations;
+  guard: AnswerGuard | undefined;
+  /** The document the body's text is printed from (presets aside). */
+  sent: DocumentNode;
 }
 
 /** The operations sent over HTTP; subscriptions go over graphql-ws. */
@@ -79,6 +88,12 @@ export type HttpOperation = 'query' | 'mutation';
 export interface ClientHooks {
   onBusy(client: RemoteClient): void;
   onIdle(client: RemoteClient): void;
+  /**
+   * What `role` may use of the remote named `remote` in the live state now (`undefined`: nothing):
+   * an open subscription's events are checked against the role's grant of the moment, not the
+   * one it started with.
+   */
+  currentAccess(role: string, remote: string): RemoteAccess | undefined;
 }
 
 /** Talks to one remote: introspection, queries and mutations over HTTP, subscriptions over graphql-ws. */
@@ -94,6 +109,7 @@ export class RemoteClient {
   readonly #policy: HeaderPolicy;
 
   readonly #transport: Transport;
+  readonly #hooks: ClientHooks | undefined;
 
   constructor(
     name: string,
@@ -104,6 +120,7 @@ export class RemoteClient {
   ) {
     this.name = name;
     this.#transport = transport;
+    this.#hooks = hooks;
     this.definition = definition;
     // A URL read from the environment is the variable's value: no answer shows it, not even to
     // admin; errors name the variable as the metadata API does.
@@ -152,8 +169,10 @@ export class RemoteClient {
   /**
    * The body to send for `request`, with the presets of the role's grant when the request runs on
    * a role's schema; or the errors that answer the call instead (a session variable a preset needs
-   * is missing or cannot be coerced). With permissions enforced, a request of a role that does
-   * not run on a schema built for it is never sent: it would skip the role's presets.
+   * is missing or cannot be coerced). For a role, also how its answer is guarded (what its grant
+   * hides, and the document asking `__typename` where a check needs it). With permissions
+   * enforced, a request of a role that does not run on a schema built for it is never sent: it
+   * would skip the role's presets and checks.
    */
   #prepare(request: RemoteRequest, session: ForwardedSession | undefined): Prepared | ExecutionResult {
     const role = roleSchemaInfo(request.schema);
@@ -165,16 +184,30 @@ export class RemoteClient {
       return { errors: [new GraphQLError('the request cannot be sent to the remote schema', { extensions: { code: 'unexpected', path: '$' } })] };
     }
     const access = role?.remotes.get(this.name);
-    const { document } = request;
-    let { variables } = request;
+    let { document, variables } = request;
     let { text, locations } = request;
     if (role && !access) {
       return { errors: [new GraphQLError('the request cannot be sent to the remote schema', { extensions: { code: 'unexpected', path: '$' } })] };
     }
     const source = locations?.source ?? request.clientSource;
+    let guard: AnswerGuard | undefined;
+    if (access) {
+      const plan = answerPlanFor(document, request.operationName, access.grant, access.schema);
+      guard = { grant: access.grant, remote: access.schema, plan };
+      // A document that also asks `__typename` somewhere: printed (its other nodes keep their places).
+      if (plan && plan.document !== document) {
+        document = plan.document;
+        text = undefined;
+        locations = undefined;
+      }
+    }
+    const sent = document;
     if (access?.grant.hasPresets) {
       const outcome = applyPresets({ document, variables, source }, access.schema, access.grant, session, this.#options.sessionVariablePrefix);
-      if ('errors' in outcome) return { errors: outcome.errors };
+      if ('errors' in outcome) {
+        if (outcome.detail) this.#options.logger.warn(`remote schema "${this.name}": role "${session?.role}": ${outcome.detail}`);
+        return { errors: outcome.errors };
+      }
       // The rewritten text, printed from a template compiled once per document and grant.
       if (outcome.text !== undefined) {
         text = outcome.text;
@@ -193,6 +226,8 @@ export class RemoteClient {
         operationName: request.operationName ?? null,
       },
       locations: locations ?? new PrintedLocations(document, text, source),
+      guard,
+      sent,
     };
   }
 
@@ -205,19 +240,21 @@ export class RemoteClient {
     const session = this.#session(context);
     const prepared = this.#prepare(request, session);
     if (!('body' in prepared)) return prepared;
-    const { body, locations } = prepared;
+    const { body, locations, guard } = prepared;
     const admin = session?.isAdmin === true;
     const onRemoteRequest = this.#options.hooks.onRemoteRequest;
-    if (onRemoteRequest === undefined) return this.post(body, this.#headers(session, context), operation, admin, false, locations);
-    const started = performance.now();
+    const started = onRemoteRequest === undefined ? 0 : performance.now();
     const answer = await this.#exchange(body, this.#headers(session, context), operation, false, locations);
-    const outcome = answer === TIMED_OUT ? 'timeout' : answer === FAILED || answer.errors?.length ? 'error' : 'ok';
-    try {
-      onRemoteRequest({ remoteSchema: this.name, outcome, durationSeconds: (performance.now() - started) / 1000 }, context);
-    } catch (error) {
-      this.#options.logger.error(`remote schema "${this.name}": the onRemoteRequest hook failed:`, error);
+    if (onRemoteRequest !== undefined) {
+      const outcome = answer === TIMED_OUT ? 'timeout' : answer === FAILED || answer.errors?.length ? 'error' : 'ok';
+      try {
+        onRemoteRequest({ remoteSchema: this.name, outcome, durationSeconds: (performance.now() - started) / 1000 }, context);
+      } catch (error) {
+        this.#options.logger.error(`remote schema "${this.name}": the onRemoteRequest hook failed:`, error);
+      }
     }
-    return typeof answer === 'symbol' ? { errors: [remoteCallError(admin ? this.adminUrl : this.publicUrl)] } : answer;
+    if (typeof answer === 'symbol') return { errors: [remoteCallError(admin ? this.adminUrl : this.publicUrl)] };
+    return guard ? guardAnswer(guard, answer) : answer;
   }
 
   /** A subscription of the client request whose GraphQL context is `context`. */
@@ -225,7 +262,31 @@ export class RemoteClient {
     const session = this.#session(context);
     const prepared = this.#prepare(request, session);
     if (!('body' in prepared)) return once(prepared);
-    return this.subscriptions.subscribe(prepared.body, this.#headers(session, context), session?.isAdmin === true, prepared.locations);
+    const filter = prepared.guard && session ? this.#eventFilter(request, session.role, prepared) : undefined;
+    return this.subscriptions.subscribe(prepared.body, this.#headers(session, context), session?.isAdmin === true, prepared.locations, filter);
+  }
+
+  /**
+   * Each event of a role's subscription guarded by the role's grant of the moment: a permission
+   * changed since the subscription started is applied to the events that follow. When the role
+   * lost this remote, or its new grant needs another document than the one sent (a `__typename`
+   * the remote was not asked for), the subscription ends with the error of a subscription no
+   * longer permitted.
+   */
+  #eventFilter(request: RemoteRequest, role: string, prepared: Prepared): EventFilter {
+    let guard = prepared.guard!;
+    const sentText = printCached(prepared.sent);
+    return (event) => {
+      const access = this.#hooks?.currentAccess(role, this.name);
+      if (this.#hooks && access?.grant !== guard.grant) {
+        const plan = access && answerPlanFor(request.document, request.operationName, access.grant, access.schema);
+        if (!access || printCached(plan?.document ?? request.document) !== sentText) {
+          return { result: { errors: [noLongerPermitted()] }, last: true };
+        }
+        guard = { grant: access.grant, remote: access.schema, plan };
+      }
+      return { result: guardAnswer(guard, event), last: false };
+    };
   }
 
   /**

@@ -11,6 +11,12 @@ interface PooledClient {
   subscribers: number;
 }
 
+/**
+ * Applied to each result the remote sends (not to the failures the pool answers itself): the result
+ * to pass on, and whether the subscription ends after it.
+ */
+export type EventFilter = (event: ExecutionResult) => { result: ExecutionResult; last: boolean };
+
 export interface SubscribePayload {
   query: string;
   variables?: Record<string, unknown> | null | undefined;
@@ -140,7 +146,7 @@ export class SubscriptionPool {
    * which names the remote's WebSocket URL as configured for admin (`admin`) and without
    * credentials for anyone else. The remote refusing the operation (graphql-ws `error` message) ends
    * it with the remote's errors, without `data`. `locations` places the locations of the remote's
-   * errors in the client's document.
+   * errors in the client's document; `filter`, when given, sees every result the remote sends.
    * Written as a plain iterator, not an async generator: a generator that waits for the remote's
    * next event cannot be returned early, and a client that leaves must free the socket at once.
    */
@@ -149,6 +155,7 @@ export class SubscriptionPool {
     headers: Record<string, string>,
     admin: boolean,
     locations?: SentLocations,
+    filter?: EventFilter,
   ): AsyncIterableIterator<ExecutionResult> {
     const done: IteratorResult<ExecutionResult> = { done: true, value: undefined };
     const acquired = this.#disposed ? undefined : this.#acquire(headers);
@@ -183,6 +190,13 @@ export class SubscriptionPool {
       void upstream.return?.();
       this.#release(key, pooled);
     };
+    /** A result the remote sent, through `filter`. */
+    const fromUpstream = (result: ExecutionResult): IteratorResult<ExecutionResult> => {
+      if (!filter) return { done: false, value: result };
+      const filtered = filter(result);
+      if (filtered.last) finish();
+      return { done: false, value: filtered.result };
+    };
     return {
       next: async (): Promise<IteratorResult<ExecutionResult>> => {
         if (finished) return done;
@@ -193,12 +207,12 @@ export class SubscriptionPool {
             finish();
             return done;
           }
-          return { done: false, value: fromRemote(step.value, locations) };
+          return fromUpstream(fromRemote(step.value, locations));
         } catch (error) {
           if (finished) return done;
           finish();
           // The remote refused the operation (validation): its errors, as it wrote them.
-          if (Array.isArray(error)) return { done: false, value: { errors: asRequestErrors(error.map((e: unknown) => toGraphQLError(e, locations))) } };
+          if (Array.isArray(error)) return fromUpstream({ errors: asRequestErrors(error.map((e: unknown) => toGraphQLError(e, locations))) });
           this.#options.logger.warn(`remote subscription to "${this.#publicWsUrl}" failed:`, describe(error));
           return { done: false, value: this.#failure(admin) };
         }

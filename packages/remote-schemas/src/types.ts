@@ -1,4 +1,5 @@
 import type { ExecutionResult, GraphQLSchema } from 'graphql';
+import type { ForwardedSession, Logger } from './options.js';
 import type { RemoteRelationship } from './relationships/types.js';
 
 /** A header sent to the remote: a literal value, or one read from the environment at call time. */
@@ -92,9 +93,39 @@ export interface PlanOptions {
   reload?: Iterable<string> | 'all';
 }
 
+/**
+ * What serving a registry with remote schema permissions needs besides `schemaFor`: how to find a
+ * request's session before its schema is chosen.
+ */
+export interface RegistryPermissions {
+  /**
+   * The session of a request, from the context Envelop's `onEnveloped` sees (before the GraphQL
+   * context is built): the registry's `getSession` option. `undefined`: no session (served the
+   * live schema, as admin is).
+   */
+  getSession(context: unknown): ForwardedSession | undefined;
+}
+
+/**
+ * The registry of remote schemas. An embedding app may hand `useRemoteSchemas` a wrapper of one (a
+ * `Proxy`, a decorator that logs): every member below is read through the object given, none is
+ * looked up by the object's identity, so a wrapper that passes them on is served exactly as the
+ * registry it wraps.
+ */
 export interface RemoteSchemaRegistry {
   /** The live schema (local schema + every consistent remote): what admin sees. */
   readonly schema: GraphQLSchema;
+  /**
+   * Remote schema permissions, when the registry enforces them (`enableRemoteSchemaPermissions`):
+   * then `useRemoteSchemas` chooses each request's schema with `schemaFor(permissions.getSession(context))`
+   * and refuses a request of a role that does not run on its role's schema. `null`: permissions
+   * are off, every request is served the live schema. `useRemoteSchemas` and
+   * `remoteOperationRunner` refuse with a `TypeError` an object on which this member is missing
+   * (a wrapper that forgot it): they never serve a registry as if its permissions were off.
+   */
+  readonly permissions: RegistryPermissions | null;
+  /** The registry's `logger`: `useRemoteSchemas` logs through it too. */
+  readonly logger: Logger;
   /**
    * The schema a session is served. Without remote schema permissions (or for admin, or without a
    * session), the live schema. With them, the role's own schema: the local schema and, of each

@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type Client } from 'graphql-ws';
-import { SignJWT } from 'jose';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createServer, type SvcGraphqlServer } from '../src/index.js';
+import { bearerOf, metadataCall } from './utils/roles.js';
 
 /**
  * Remote schema permissions as a user meets them: granted through /v1/metadata, enforced over HTTP
@@ -23,23 +23,7 @@ let remote: RunningRemote;
 let server: SvcGraphqlServer;
 const clients: Client[] = [];
 
-function token(role: string, variables: Record<string, string> = {}): Promise<string> {
-  return new SignJWT({
-    'https://svc-graphql.dev/jwt/claims': { 'x-svc-default-role': role, 'x-svc-allowed-roles': [role], ...variables },
-  })
-    .setProtectedHeader({ alg: 'HS256' })
-    .setExpirationTime('10m')
-    .sign(new TextEncoder().encode(KEY));
-}
-
-async function metadata(body: unknown): Promise<{ status: number; body: unknown }> {
-  const response = await fetch(`${server.url}/v1/metadata`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...ADMIN },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json() };
-}
+const metadata = (body: unknown) => metadataCall(server.url, ADMIN_SECRET, body);
 
 async function graphql(query: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
   const response = await fetch(`${server.url}/v1/graphql`, {
@@ -50,9 +34,7 @@ async function graphql(query: string, headers: Record<string, string>): Promise<
   return { status: response.status, body: await response.json() };
 }
 
-async function asRole(role: string, variables: Record<string, string> = {}): Promise<Record<string, string>> {
-  return { authorization: `Bearer ${await token(role, variables)}` };
-}
+const asRole = (role: string, variables: Record<string, string> = {}) => bearerOf(KEY, role, variables);
 
 function ws(headers: Record<string, string>): Client {
   const client = createClient({ url: server.wsUrl, webSocketImpl: WebSocket, connectionParams: { headers }, retryAttempts: 0, lazy: true });

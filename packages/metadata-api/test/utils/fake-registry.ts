@@ -5,7 +5,7 @@
  * says which ones it refuses (`permissionProblems`). The integration tests use the real registry.
  */
 import { buildSchema, graphql, getIntrospectionQuery, type ExecutionResult, type GraphQLSchema } from 'graphql';
-import type { RemoteSchemaEntry, RemoteSchemaProblem } from '../../src/registry.js';
+import type { RemoteSchemaEntry, RemoteSchemaProblem, RemoteSchemaRegistry } from '../../src/registry.js';
 
 interface FakePlan {
   readonly schema: GraphQLSchema;
@@ -16,6 +16,9 @@ interface FakePlan {
 export interface FakeRegistry {
   readonly schema: GraphQLSchema;
   schemaFor(session: { role: string; isAdmin?: boolean } | undefined): GraphQLSchema;
+  /** Permissions are never enforced: every session is served the live schema. */
+  readonly permissions: null;
+  readonly logger: RemoteSchemaRegistry['logger'];
   /** SDL served at each URL; delete a key to take that remote down. */
   readonly remotes: Map<string, string>;
   /** How many plans were committed. */
@@ -49,6 +52,8 @@ export function createFakeRegistry(remotes: Record<string, string> = {}): FakeRe
     schemaFor() {
       return live.schema;
     },
+    permissions: null,
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
     remotes: new Map(Object.entries(remotes)),
     commits: 0,
     reloads: [],

@@ -107,13 +107,19 @@ export type PresetOutcome =
       /** Where the positions of `text` come from in the client's document (with `text`). */
       locations?: SentLocations;
     }
-  | { errors: GraphQLError[] };
+  | {
+      errors: GraphQLError[];
+      /** For the logs (never for the client): why a session value could not be coerced, naming the preset. */
+      detail?: string;
+    };
 
 class PresetError extends Error {
   readonly code: 'not-found' | 'coercion-error';
-  constructor(code: 'not-found' | 'coercion-error', message: string) {
+  readonly detail: string | undefined;
+  constructor(code: 'not-found' | 'coercion-error', message: string, detail?: string) {
     super(message);
     this.code = code;
+    this.detail = detail;
   }
 }
 
@@ -179,7 +185,8 @@ export function applyPresets(
     return resolver.bind(compiledPresets, request.variables, request.source);
   } catch (error) {
     if (error instanceof PresetError) {
-      return { errors: [new GraphQLError(error.message, { extensions: { code: error.code, path: '$' } })] };
+      const errors = [new GraphQLError(error.message, { extensions: { code: error.code, path: '$' } })];
+      return error.detail === undefined ? { errors } : { errors, detail: error.detail };
     }
     throw error;
   }
@@ -467,8 +474,10 @@ class PresetResolver {
       return { value: coerceSessionText(text, type) };
     } catch (cause) {
       const reason = cause instanceof Error ? `: ${cause.message}` : '';
+      // The type and the field may be hidden from the role: they are named in the logs only.
       throw new PresetError(
         'coercion-error',
+        `the value of session variable "${name}" cannot be coerced`,
         `the value of session variable "${name}" cannot be coerced to type "${String(type)}" (preset of ${where})${reason}`,
       );
     }

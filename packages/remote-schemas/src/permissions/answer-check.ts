@@ -1,0 +1,186 @@
+import { GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import type { AnswerPlan, FieldCheck, Shape, TypeCheck } from './answer-plan.js';
+import { hiddenNamesOf } from './answer-rules.js';
+import type { RoleGrant } from './grant.js';
+import { scrubHiddenNames, withoutHiddenNames } from './hidden-names.js';
+
+/** The error of a non-null place whose value a role may not see. */
+export const OUTSIDE_ROLE_MESSAGE = "the remote answered a value outside this role's schema";
+
+/** A value to keep (possibly changed in place), one the role may not see, or a null its parent must take. */
+const KEEP = 0;
+const HIDDEN = 1;
+const BUBBLE = 2;
+type Outcome = typeof KEEP | typeof HIDDEN | typeof BUBBLE;
+
+type Segment = string | number;
+
+/**
+ * One walk over one answer: only along the places its plan names. The answer was just parsed from
+ * the remote's JSON and belongs to this request, so it is changed in place.
+ */
+class Walk {
+  /** The path in the answer as the client gets it (list indices after the items left out). */
+  readonly #path: Segment[] = [];
+  /** The same path in the remote's answer (indices as the remote sent them). */
+  readonly #original: Segment[] = [];
+  readonly errors: GraphQLError[] = [];
+  /** Paths in the remote's answer (JSON) of values left out or nulled because the role may not see them. */
+  removed: Set<string> | undefined;
+  /** Lists with items left out: their path in the remote's answer (JSON) -> the indices left out, ascending. */
+  dropped: Map<string, number[]> | undefined;
+
+  fields(object: Record<string, unknown>, fields: readonly FieldCheck[]): Outcome {
+    for (const { key, check } of fields) {
+      if (!Object.hasOwn(object, key)) continue;
+      this.#path.push(key);
+      this.#original.push(key);
+      const outcome = this.#value(object[key], check);
+      if (outcome === HIDDEN) this.#remove();
+      if (outcome !== KEEP) {
+        if (check.nonNull) {
+          if (outcome === HIDDEN) this.errors.push(outsideError([...this.#path]));
+          this.#path.pop();
+          this.#original.pop();
+          return BUBBLE;
+        }
+        object[key] = null;
+      }
+      this.#path.pop();
+      this.#original.pop();
+    }
+    return KEEP;
+  }
+
+  /** A value at a place of type `check`, its own non-null aside (the caller decides what a failure does). */
+  #value(value: unknown, check: TypeCheck): Outcome {
+    if (value === null || value === undefined) return KEEP;
+    if (check.item) return Array.isArray(value) ? this.#list(value, check.item) : KEEP;
+    if (check.values) return typeof value === 'string' && check.values.has(value) ? KEEP : HIDDEN;
+    if (!check.shape || typeof value !== 'object' || Array.isArray(value)) return KEEP;
+    return this.#object(value as Record<string, unknown>, check.shape);
+  }
+
+  #object(object: Record<string, unknown>, shape: Shape): Outcome {
+    let fields = shape.fields;
+    if (shape.typename !== undefined) {
+      const typename = object[shape.typename];
+      if (shape.injected) delete object[shape.typename];
+      // A remote that does not say which type it answered gets the benefit of no doubt.
+      if (typeof typename !== 'string') return HIDDEN;
+      if (shape.allowed && !shape.allowed.has(typename)) return HIDDEN;
+      fields = shape.byType?.get(typename);
+    }
+    return fields ? this.fields(object, fields) : KEEP;
+  }
+
+  #list(list: unknown[], item: TypeCheck): Outcome {
+    let kept = 0;
+    let dropped: number[] | undefined;
+    for (let index = 0; index < list.length; index++) {
+      this.#path.push(kept);
+      this.#original.push(index);
+      const outcome = this.#value(list[index], item);
+      if (outcome === HIDDEN) {
+        // Left out of the list, whatever the nullability of its items.
+        this.#remove();
+        (dropped ??= []).push(index);
+      } else if (outcome === BUBBLE && item.nonNull) {
+        this.#path.pop();
+        this.#original.pop();
+        return BUBBLE;
+      } else {
+        list[kept++] = outcome === BUBBLE ? null : list[index];
+      }
+      this.#path.pop();
+      this.#original.pop();
+    }
+    if (dropped) {
+      list.length = kept;
+      (this.dropped ??= new Map()).set(JSON.stringify(this.#original), dropped);
+    }
+    return KEEP;
+  }
+
+  #remove(): void {
+    (this.removed ??= new Set()).add(JSON.stringify(this.#original));
+  }
+}
+
+function outsideError(path: Segment[]): GraphQLError {
+  return new GraphQLError(OUTSIDE_ROLE_MESSAGE, { path, extensions: { code: 'remote-schema-error' } });
+}
+
+/**
+ * The remote's answer as the role may see it, by `plan`: an object of a runtime type the role does
+ * not see, or an enum value it does not see, is left out of a list, nulled in a nullable field, and
+ * in a non-null field nulls the nearest nullable place above with the error
+ * {@link OUTSIDE_ROLE_MESSAGE} (`data` itself when nothing above is nullable). The remote's errors
+ * about what was left out go with it; the others follow the items left out of lists. `__typename`
+ * fields the gateway asked for itself are taken out.
+ */
+export function checkAnswer(plan: AnswerPlan, result: ExecutionResult): ExecutionResult {
+  const data = result.data as Record<string, unknown> | null | undefined;
+  if (!data || typeof data !== 'object') return result;
+  const walk = new Walk();
+  const outcome = walk.fields(data, plan.root.fields!);
+  if (!walk.removed && walk.errors.length === 0) return result;
+  const errors = [...followRemovals(result.errors ?? [], walk), ...walk.errors];
+  return { ...result, data: outcome === BUBBLE ? null : data, ...(errors.length > 0 ? { errors } : {}) };
+}
+
+/** The remote's errors with paths as the client gets them; those below a value left out are dropped. */
+function followRemovals(errors: readonly GraphQLError[], walk: Walk): GraphQLError[] {
+  const kept: GraphQLError[] = [];
+  for (const error of errors) {
+    const original = error.path;
+    if (!original?.length) {
+      kept.push(error);
+      continue;
+    }
+    const prefix: Segment[] = [];
+    let path: Segment[] | undefined = [];
+    for (const segment of original) {
+      let moved = segment;
+      if (typeof segment === 'number') {
+        const dropped = walk.dropped?.get(JSON.stringify(prefix));
+        if (dropped?.includes(segment)) {
+          path = undefined;
+          break;
+        }
+        if (dropped) moved = segment - dropped.filter((index) => index < segment).length;
+      }
+      prefix.push(segment);
+      if (walk.removed?.has(JSON.stringify(prefix))) {
+        path = undefined;
+        break;
+      }
+      path.push(moved);
+    }
+    if (!path) continue;
+    if (path.some((segment, i) => segment !== original[i])) (error as { path: ReadonlyArray<Segment> }).path = path;
+    kept.push(error);
+  }
+  return kept;
+}
+
+/** How a role's answers from one remote are guarded: what its grant hides, and the checks of the document sent. */
+export interface AnswerGuard {
+  readonly grant: RoleGrant;
+  /** The remote's own schema the grant was checked against. */
+  readonly remote: GraphQLSchema;
+  /** `undefined`: no place of this document's answers can hold anything the role may not see. */
+  readonly plan: AnswerPlan | undefined;
+}
+
+/**
+ * A remote's answer to a role: its errors and extensions without the names the role does not see,
+ * then its data checked by the guard's plan (see {@link checkAnswer}).
+ */
+export function guardAnswer(guard: AnswerGuard, result: ExecutionResult): ExecutionResult {
+  if (result.errors?.length) scrubHiddenNames(result.errors, hiddenNamesOf(guard.grant, guard.remote));
+  let answer = result;
+  // The answer's own extensions (a remote's tracing or cost report, say) may name types too.
+  if (answer.extensions) answer = { ...answer, extensions: withoutHiddenNames(answer.extensions, hiddenNamesOf(guard.grant, guard.remote)) };
+  return guard.plan ? checkAnswer(guard.plan, answer) : answer;
+}

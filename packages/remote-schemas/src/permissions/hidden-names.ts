@@ -1,0 +1,47 @@
+import type { GraphQLError } from 'graphql';
+
+/** What a hidden name in a remote's error becomes. */
+export const HIDDEN_NAME = '<hidden>';
+
+const NAME = /[_A-Za-z][_0-9A-Za-z]*/g;
+
+function scrubText(text: string, hidden: ReadonlySet<string>): string {
+  return text.replace(NAME, (word) => (hidden.has(word) ? HIDDEN_NAME : word));
+}
+
+/** `value` with every hidden name in its string values replaced, at most `depth` levels deep (the rest dropped). */
+function scrubValue(value: unknown, hidden: ReadonlySet<string>, depth: number): unknown {
+  if (typeof value === 'string') return scrubText(value, hidden);
+  if (value === null || typeof value !== 'object') return value;
+  if (depth === 0) return null;
+  if (Array.isArray(value)) return value.map((item) => scrubValue(item, hidden, depth - 1));
+  const out: Record<string, unknown> = {};
+  // Keys are the remote's vocabulary for its errors (`code`), not names of its schema.
+  for (const [key, item] of Object.entries(value)) out[key] = scrubValue(item, hidden, depth - 1);
+  return out;
+}
+
+/**
+ * Replaces, in place, every name of `hidden` (types, fields, arguments, enum values the role does
+ * not see) that a remote's error quotes, in its message and the string values of its extensions,
+ * with `<hidden>`:
+ * `Cannot return null for non-null field Post.title.` becomes
+ * `Cannot return null for non-null field <hidden>.title.` when the role sees no `Post`. The errors
+ * were just read from the remote's answer for this request.
+ */
+export function scrubHiddenNames(errors: readonly GraphQLError[], hidden: ReadonlySet<string>): void {
+  if (hidden.size === 0) return;
+  for (const error of errors) {
+    const message = scrubText(error.message, hidden);
+    if (message !== error.message) error.message = message;
+    const { extensions } = error;
+    if (extensions && Object.keys(extensions).length > 0) {
+      (error as { extensions: unknown }).extensions = scrubValue(extensions, hidden, 16);
+    }
+  }
+}
+
+/** The `extensions` of a remote's answer with the same replacement in their text values. */
+export function withoutHiddenNames(extensions: Record<string, unknown>, hidden: ReadonlySet<string>): Record<string, unknown> {
+  return hidden.size === 0 ? extensions : (scrubValue(extensions, hidden, 16) as Record<string, unknown>);
+}
