@@ -1,4 +1,4 @@
-// `pnpm bench auth`: bare Yoga `{ hello }` against the same app with useJwtSession (issue 2, section 4).
+// `pnpm bench auth`: bare Yoga `{ hello }` against the same app with useJwtSession.
 //
 // Every server runs in its own child process; this process only generates load (autocannon) and
 // checks every response. Cases are interleaved round by round so drift on a shared machine hits all
@@ -14,7 +14,7 @@ import { mintPool, mintUserToken } from './lib/jwt.js';
 import { formatTable, median, round } from './lib/table.js';
 
 const config = readConfig();
-/** The plugin's default verified-token cache holds 10,000 entries (issue 2, section 2). */
+/** The plugin's default verified-token cache holds 10,000 entries. */
 const CACHE_ENTRIES = 10_000;
 /**
  * Distinct tokens minted per algorithm (BENCH_TOKENS). They are used in order and, when a run needs

@@ -1,5 +1,5 @@
 // `pnpm bench proxy`: svc-graphql against the remote called directly and against a bare `node:http`
-// pass-through (the floor of any Node proxy), side by side in one run (issue 8, section 4).
+// pass-through (the floor of any Node proxy), side by side in one run.
 //
 // Child processes: the sample remote, a generated remote (prefix `g_`, for the operation over two
 // remotes), the pass-through floor, svc-graphql (embedded store, RS256 JWT mode) with both remotes and
