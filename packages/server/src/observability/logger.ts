@@ -47,10 +47,7 @@ export function createLogger(
       write(`${new Date().toISOString()} ${entryLevel} ${messageOf(args, true)}\n`);
     };
   return {
-    debug: emit('debug'),
-    info: emit('info'),
-    warn: emit('warn'),
-    error: emit('error'),
+    ...byLevel(emit),
     enabled,
     entry(entryLevel, type, msg, fields) {
       if (!enabled(entryLevel)) return;
@@ -59,6 +56,11 @@ export function createLogger(
       write(`${line}\n`);
     },
   };
+}
+
+/** The four level methods of a logger, each made by `emit`. */
+function byLevel(emit: (level: LogLevel) => (...args: unknown[]) => void) {
+  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
 }
 
 function jsonLogger(level: LogLevel, write: (line: string) => void, enabled: (level: LogLevel) => boolean): ServerLogger {
@@ -83,10 +85,7 @@ function jsonLogger(level: LogLevel, write: (line: string) => void, enabled: (le
       logger[entryLevel](fields, messageOf(args, false));
     };
   return {
-    debug: emit('debug'),
-    info: emit('info'),
-    warn: emit('warn'),
-    error: emit('error'),
+    ...byLevel(emit),
     enabled,
     entry(entryLevel, type, msg, fields) {
       if (!enabled(entryLevel)) return;
