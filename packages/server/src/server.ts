@@ -14,7 +14,7 @@ import { boundedParserCaches, createLimitedParse, useOperationLimits, useRequest
 import { clientErrorAnswer, noteOperation, remoteCallCounter, trackRequests, upgradeLog, useRequestTracking } from './http/request-log.js';
 import { useServiceRoutes } from './http/routes.js';
 import { useSessionRoute } from './http/session-route.js';
-import { useThrownValidationErrors } from './http/validation-errors.js';
+import { useHasuraErrorCodes, useThrownValidationErrors } from './http/validation-errors.js';
 import { Cleanups, listen, shutDown } from './lifecycle.js';
 import { createLockdown } from './lockdown/enforce.js';
 import { useLockdown } from './lockdown/plugin.js';
@@ -142,6 +142,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       useOperationLimits({ parse: limitedParse }),
       //    graphql-js 16 throws from validation for a few documents instead of reporting: reported.
       useThrownValidationErrors(),
+      useHasuraErrorCodes(),
       // 8. Marks an admin's errors as they leave execution, before Yoga's masking (which runs after).
       masking.plugin,
       //    The allow list and API limits of each operation (of a batch too), before any remote is called.
