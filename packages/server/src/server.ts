@@ -17,7 +17,7 @@ import { useSessionRoute } from './http/session-route.js';
 import { useHasuraErrorCodes, useThrownValidationErrors } from './http/validation-errors.js';
 import { Cleanups, listen, shutDown } from './lifecycle.js';
 import { createLockdown } from './lockdown/enforce.js';
-import { useLockdown } from './lockdown/plugin.js';
+import { useLockdown, useTimeLimit } from './lockdown/plugin.js';
 import { healthOf, openMetadata } from './metadata.js';
 import { createLogger, type Logger, type ServerLogger } from './observability/logger.js';
 import { ServerMetrics } from './observability/metrics.js';
@@ -151,6 +151,8 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       useRemoteSchemas(registry),
       // 10. After it: an operation the direct lane already ran gets the remotes' answer it has.
       useDirectLaneHandover(records, { onExecutionStarted: backdateExecution }),
+      // 11. Last: the role's time limit around the execution the plugins above chose.
+      useTimeLimit(lockdown, records),
     ];
     const yoga = createYoga({
       graphqlEndpoint: GRAPHQL_PATH,

@@ -48,18 +48,33 @@ export function useLockdown(lockdown: Lockdown, records: RequestRecords): Plugin
         },
       };
     },
-    async onExecute({ args, setResultAndStopExecution, setExecuteFn, executeFn }) {
+    async onExecute({ args, setResultAndStopExecution }) {
       const record = records.of(args.contextValue);
       const session = record?.session;
-      if (record === undefined || session === undefined) return;
-      if (!checkedByLane.has(record)) {
-        const rejection = await lockdown.check({ session, document: args.document, operationName: args.operationName, req: requestOf(args.contextValue) });
-        if (rejection !== undefined) {
-          setResultAndStopExecution(rejectionResult(rejection));
-          return;
-        }
-      }
-      const limitMs = lockdown.timeLimitMs(session);
+      if (record === undefined || session === undefined || checkedByLane.has(record)) return;
+      const rejection = await lockdown.check({ session, document: args.document, operationName: args.operationName, req: requestOf(args.contextValue) });
+      if (rejection !== undefined) setResultAndStopExecution(rejectionResult(rejection));
+    },
+    async onSubscribe({ args, setResultAndStopExecution }) {
+      const record = records.of(args.contextValue);
+      const session = record?.session;
+      if (session === undefined) return;
+      const rejection = await lockdown.check({ session, document: args.document, operationName: args.operationName, req: requestOf(args.contextValue) });
+      if (rejection !== undefined) setResultAndStopExecution(rejectionResult(rejection));
+    },
+  };
+}
+
+/**
+ * The role's time limit around execution: listed after every plugin that sets the execute function
+ * (the remotes', the direct lane's hand-over), so that it wraps the one that runs. Subscriptions
+ * are not limited.
+ */
+export function useTimeLimit(lockdown: Lockdown, records: RequestRecords): Plugin {
+  return {
+    onExecute({ args, setExecuteFn, executeFn }) {
+      const session = records.of(args.contextValue)?.session;
+      const limitMs = session === undefined ? undefined : lockdown.timeLimitMs(session);
       if (limitMs === undefined) return;
       setExecuteFn(async (executeArgs) => {
         try {
@@ -71,13 +86,6 @@ export function useLockdown(lockdown: Lockdown, records: RequestRecords): Plugin
           return rejectionResult(rejection);
         }
       });
-    },
-    async onSubscribe({ args, setResultAndStopExecution }) {
-      const record = records.of(args.contextValue);
-      const session = record?.session;
-      if (session === undefined) return;
-      const rejection = await lockdown.check({ session, document: args.document, operationName: args.operationName, req: requestOf(args.contextValue) });
-      if (rejection !== undefined) setResultAndStopExecution(rejectionResult(rejection));
     },
   };
 }
