@@ -69,8 +69,9 @@ export async function openMetadata(settings: ResolvedSettings, options: Metadata
 }
 
 /** The `/healthz` line of the metadata's state. */
-export function healthOf(service: MetadataService): string {
+export function healthOf(service: MetadataService, otherWarning?: string): string {
   if (!service.isStoreReachable()) return 'WARN: metadata store unreachable';
-  return service.isConsistent() ? 'OK' : 'WARN: inconsistent metadata';
+  if (!service.isConsistent()) return 'WARN: inconsistent metadata';
+  return otherWarning ?? 'OK';
 }
 

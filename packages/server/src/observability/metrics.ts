@@ -140,6 +140,9 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
+/** The reasons of `svc_graphql_rejected_operations_total`. */
+const REJECTION_REASONS = ['allowlist', 'introspection', 'depth', 'nodes', 'batch', 'time', 'rate'] as const;
+
 /** The server's metrics: what the hot path adds to, and the registry `/v1/metrics` serves. */
 export class ServerMetrics {
   /** Counters and gauges. */
@@ -153,6 +156,8 @@ export class ServerMetrics {
   readonly #jwtResults = new Map<string, number>();
   /** ok, error */
   readonly #jwksFetches = new Float64Array(2);
+  /** `svc_graphql_rejected_operations_total`, by reason. */
+  readonly #rejected = new Map<string, number>(REJECTION_REASONS.map((reason) => [reason, 0]));
   #schemaSwaps = 0;
   /** The remote schemas of the live metadata, once a swap told them. */
   #presentRemotes: ReadonlySet<string> | undefined;
@@ -224,6 +229,17 @@ export class ServerMetrics {
         this.reset();
         this.inc({ outcome: 'ok' }, jwks[0] as number);
         this.inc({ outcome: 'error' }, jwks[1] as number);
+      },
+    });
+    const rejected = this.#rejected;
+    new Counter({
+      name: 'svc_graphql_rejected_operations_total',
+      help: 'Operations refused by the allow list, introspection options or API limits, by reason.',
+      labelNames: ['reason'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [reason, count] of rejected) this.inc({ reason }, count);
       },
     });
     const self = this;
@@ -315,6 +331,11 @@ export class ServerMetrics {
     let key = result;
     if (!results.has(key) && (!JWT_RESULT.test(key) || results.size >= MAX_JWT_RESULTS)) key = 'other';
     results.set(key, (results.get(key) ?? 0) + 1);
+  }
+
+  /** An operation refused by a lock-down check. */
+  countRejectedOperation(reason: (typeof REJECTION_REASONS)[number]): void {
+    this.#rejected.set(reason, (this.#rejected.get(reason) ?? 0) + 1);
   }
 
   countJwksFetch(outcome: 'ok' | 'error'): void {
