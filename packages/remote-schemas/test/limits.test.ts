@@ -285,40 +285,82 @@ describe('maxSocketsPerRemote', () => {
   });
 });
 
-describe('maxSubscriptionConnectionsPerRemote', () => {
-  let gateway: Gateway;
-  let logger: ReturnType<typeof memoryLogger>;
+describe('maxSubscriptionsPerRemote', () => {
+  const open = (gateway: Gateway, role: string, query = 'subscription { messageAdded { text } }') => {
+    const iterator = gateway.wsClient({ session: { role, variables: {} } }).iterate({ query });
+    return { iterator, first: iterator.next() };
+  };
 
-  it('refuses a subscription that needs one connection more, and keeps the others', async () => {
-    ({ gateway, logger } = await serve([{ name: 'sample', definition: { url: sample.url } }], { maxSubscriptionConnectionsPerRemote: 2 }));
-    const open = (role: string) => {
-      const iterator = gateway.wsClient({ session: { role, variables: {} } }).iterate({ query: 'subscription { messageAdded { text } }' });
-      return { iterator, first: iterator.next() };
-    };
-    const a = open('a');
-    const b = open('b');
-    expect(await waitFor(() => sample.openSockets() === 2)).toBe(true);
-    const c = open('c');
+  it('refuses a subscription past the bound with its own error, a warning and the hook, and keeps the others', async () => {
+    const refused: string[] = [];
+    const { gateway, logger } = await serve([{ name: 'sample', definition: { url: sample.url } }], {
+      maxSubscriptionsPerRemote: 3,
+      hooks: { onSubscriptionRefused: (event) => refused.push(event.remoteSchema) },
+    });
+    const subscribed = sample.subscribed.length;
+    // Three subscribers: two of them identical (one upstream subscription), one of another session.
+    const a = open(gateway, 'a');
+    const a2 = open(gateway, 'a');
+    const b = open(gateway, 'b');
+    expect(await waitFor(() => sample.openSockets() === 2 && sample.subscribed.length === subscribed + 2)).toBe(true);
+    const c = open(gateway, 'c');
     expect(await c.first).toEqual({
       done: false,
       value: { errors: [{ message: 'too many subscriptions to remote schema "sample"', extensions: { code: 'remote-schema-error', path: '$' } }] },
     });
     expect(await c.iterator.next()).toEqual({ done: true, value: undefined });
-    expect(logger.lines.some((l) => l.startsWith('warn') && l.includes('maxSubscriptionConnectionsPerRemote'))).toBe(true);
-    // The same headers as an open connection share it.
-    const a2 = open('a');
-    await new Promise((r) => setTimeout(r, 50));
-    expect(sample.openSockets()).toBe(2);
+    expect(refused).toEqual(['sample']);
+    expect(logger.lines.filter((l) => l.startsWith('warn') && l.includes('3 subscriptions to remote schema "sample" are open already'))).toHaveLength(1);
+    expect(logger.lines.some((l) => l.includes('HTTP exception'))).toBe(false);
     await gateway.post({ query: 'mutation { addMessage(input: {text: "ping"}) { id } }' });
-    for (const sub of [a, b, a2]) {
+    for (const sub of [a, a2, b]) {
       expect(await sub.first).toEqual({ done: false, value: { data: { messageAdded: { text: 'ping' } } } });
     }
-    // A connection that closes makes room again.
-    await b.iterator.return?.();
+    // A subscriber that leaves makes room again; its shared upstream subscription keeps running.
+    await a2.iterator.return?.();
+    const d = open(gateway, 'd');
+    expect(await waitFor(() => sample.openSockets() === 3 && sample.subscribed.length === subscribed + 3)).toBe(true);
+    await gateway.post({ query: 'mutation { addMessage(input: {text: "pong"}) { id } }' });
+    for (const next of [a.iterator.next(), b.iterator.next(), d.first]) {
+      expect(await next).toEqual({ done: false, value: { data: { messageAdded: { text: 'pong' } } } });
+    }
+    for (const sub of [a, b, d]) await sub.iterator.return?.();
+    expect(await waitFor(() => sample.openSockets() === 0)).toBe(true);
+  });
+
+  it('takes the former option name maxSubscriptionConnectionsPerRemote', async () => {
+    const { gateway } = await serve([{ name: 'sample', definition: { url: sample.url } }], { maxSubscriptionConnectionsPerRemote: 1 });
+    const a = open(gateway, 'a');
     expect(await waitFor(() => sample.openSockets() === 1)).toBe(true);
-    const d = open('d');
-    expect(await waitFor(() => sample.openSockets() === 2)).toBe(true);
-    for (const sub of [a, a2, d]) await sub.iterator.return?.();
+    const b = open(gateway, 'b');
+    expect((await b.first).value).toEqual({
+      errors: [{ message: 'too many subscriptions to remote schema "sample"', extensions: { code: 'remote-schema-error', path: '$' } }],
+    });
+    await a.iterator.return?.();
+    expect(await waitFor(() => sample.openSockets() === 0)).toBe(true);
+  });
+});
+
+describe('identical subscriptions', () => {
+  it('share one upstream subscription: each subscriber gets every event, the last to leave ends it', async () => {
+    const { gateway } = await serve([{ name: 'sample', definition: { url: sample.url } }]);
+    const subscribed = sample.subscribed.length;
+    const query = 'subscription { messageAdded { text } }';
+    const subscribers = Array.from({ length: 5 }, () => gateway.wsClient({ session: { role: 'user', variables: { 'x-svc-user-id': '7' } } }).iterate({ query }));
+    const other = gateway.wsClient({ session: { role: 'user', variables: { 'x-svc-user-id': '8' } } }).iterate({ query });
+    const firsts = [...subscribers, other].map((s) => s.next());
+    expect(await waitFor(() => sample.subscribed.length === subscribed + 2)).toBe(true);
+    await new Promise((r) => setTimeout(r, 50));
+    // One upstream subscription per session: the five identical ones share theirs.
+    expect(sample.subscribed.length).toBe(subscribed + 2);
+    expect(sample.openSockets()).toBe(2);
+    await gateway.post({ query: 'mutation { addMessage(input: {text: "fan"}) { id } }' });
+    for (const first of firsts) expect(await first).toEqual({ done: false, value: { data: { messageAdded: { text: 'fan' } } } });
+    for (const s of subscribers.slice(0, 4)) await s.return?.();
+    await gateway.post({ query: 'mutation { addMessage(input: {text: "still"}) { id } }' });
+    expect(await subscribers[4]!.next()).toEqual({ done: false, value: { data: { messageAdded: { text: 'still' } } } });
+    await subscribers[4]!.return?.();
+    await other.return?.();
     expect(await waitFor(() => sample.openSockets() === 0)).toBe(true);
   });
 });
