@@ -294,6 +294,17 @@ export const SETTINGS = {
     default: () => process.env['SVC_GRAPHQL_DIRECT_LANE'] !== 'off',
     description: 'answer operations of remotes alone before Yoga',
   }),
+  /**
+   * Most subscriptions open at once to one remote schema (each client subscription counts); past
+   * it, a subscription is answered `too many subscriptions to remote schema "<name>"`. @default 20000
+   */
+  maxSubscriptionsPerRemote: setting({
+    flag: '--max-subscriptions-per-remote',
+    env: 'SVC_GRAPHQL_MAX_SUBSCRIPTIONS_PER_REMOTE',
+    kind: positiveInteger('N'),
+    default: 20_000,
+    description: 'subscriptions open at once to one remote',
+  }),
 };
 
 type Table = typeof SETTINGS;
