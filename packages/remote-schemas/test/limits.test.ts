@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSchema } from 'graphql-yoga';
 import { startSampleRemote, startSchemaServer, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createRemoteSchemaRegistry, type RemoteSchemaEntry, type RemoteSchemaRegistryOptions } from '../src/index.js';
+import { SubscriptionPool } from '../src/subscriptions.js';
 import { startGateway, type Gateway } from './utils/gateway.js';
 import { memoryLogger, startStubRemote, waitFor, type StubRemote } from './utils/fixtures.js';
 
@@ -362,5 +363,37 @@ describe('identical subscriptions', () => {
     await subscribers[4]!.return?.();
     await other.return?.();
     expect(await waitFor(() => sample.openSockets() === 0)).toBe(true);
+  });
+});
+
+describe('a subscriber that falls behind its remote', () => {
+  it('ends with its own error once more events wait for it than its queue holds; nothing else grows', async () => {
+    const logger = memoryLogger();
+    const pool = new SubscriptionPool({
+      name: 'sample',
+      url: sample.url,
+      adminUrl: sample.url,
+      publicUrl: sample.url,
+      timeoutMs: 5000,
+      logger,
+      maxMessageBytes: MiB,
+      maxSubscriptions: 10,
+      maxQueuedEvents: 3,
+    });
+    cleanups.push(() => pool.dispose());
+    const payload = { query: 'subscription { countdown(from: 20, intervalMs: 1) }' };
+    const slow = pool.subscribe(payload, { 'x-svc-role': 'slow' }, false);
+    const first = await slow.next();
+    expect(first).toEqual({ done: false, value: { data: { countdown: 20 } } });
+    // The remote sends the other 20 events while nothing reads them.
+    expect(await waitFor(() => pool.upstreams === 0)).toBe(true);
+    expect(JSON.parse(JSON.stringify(await slow.next()))).toEqual({
+      done: false,
+      value: { errors: [{ message: 'the subscription fell too far behind remote schema "sample"', extensions: { code: 'remote-schema-error', path: '$' } }] },
+    });
+    expect(await slow.next()).toEqual({ done: true, value: undefined });
+    expect(logger.lines.some((l) => l.startsWith('warn') && l.includes('fell more than 3 events behind'))).toBe(true);
+    expect(pool.subscribers).toBe(0);
+    expect(await waitFor(() => pool.size === 0)).toBe(true);
   });
 });
