@@ -203,7 +203,7 @@ function token(i: number): Promise<string> {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-subscriptions-'));
-const remote = await startChild('ticker-remote', 'lib/ticker-remote.ts', {}, config);
+const remote = await startChild('ticker-remote', 'lib/remote-server.ts', { kind: 'ticker' }, config);
 const gateway = await startChild(
   'svc-graphql',
   'lib/svc-server.ts',
@@ -261,7 +261,12 @@ if (direct && through) {
   console.log('');
   console.log(
     targets([
-      { name: `gateway memory per subscriber at ${largest} <= 30 KiB`, measured: `${round(through.rssPerSubscriber ?? NaN, 1)} KiB`, pass: (through.rssPerSubscriber ?? Infinity) <= 30 },
+      // At a few hundred subscribers the RSS moves by less than its noise: a value <= 0 measures nothing.
+      {
+        name: `gateway memory per subscriber at ${largest} <= 30 KiB`,
+        measured: `${round(through.rssPerSubscriber ?? NaN, 1)} KiB`,
+        pass: (through.rssPerSubscriber ?? 0) > 0 && (through.rssPerSubscriber ?? Infinity) <= 30,
+      },
       { name: 'p99 delivery <= direct + 50 ms', measured: `${round(through.p99, 1)} ms vs ${round(direct.p99, 1)} ms`, pass: through.p99 <= direct.p99 + 50 },
       {
         name: 'gateway CPU per event <= 2x the remote\'s',

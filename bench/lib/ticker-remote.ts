@@ -1,9 +1,8 @@
-// Server module: a remote whose subscription `tick` sends one event per interval to each
+// The schema of a remote whose subscription `tick` sends one event per interval to each
 // subscriber, naming the user of its connection (the `x-svc-user-id` of `connection_init`) and
-// the time it was sent, for bench subscriptions. HTTP (introspection) and graphql-ws at /graphql.
+// the time it was sent, for bench subscriptions (served by remote-server.ts, kind `ticker`).
+import type { GraphQLSchema } from 'graphql';
 import { createSchema } from 'graphql-yoga';
-import { startSchemaServer } from '../../examples/sample-remotes/src/index.js';
-import type { StartedServer } from './child-protocol.js';
 
 /** Milliseconds since the epoch, sub-millisecond: comparable across the processes of one machine. */
 export function now(): number {
@@ -12,7 +11,8 @@ export function now(): number {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function start(): Promise<StartedServer> {
+/** The remote's schema, and how many events it has sent so far. */
+export function tickerSchema(): { schema: GraphQLSchema; sent(): number } {
   let sent = 0;
   const schema = createSchema<{ receivedHeaders: Record<string, string> }>({
     typeDefs: /* GraphQL */ `
@@ -46,20 +46,5 @@ export async function start(): Promise<StartedServer> {
       },
     },
   });
-  const remote = await startSchemaServer(schema);
-  const trim = setInterval(() => {
-    remote.received.length = 0;
-    remote.connections.length = 0;
-    remote.subscribed.length = 0;
-  }, 1000);
-  trim.unref();
-  return {
-    url: remote.url,
-    // Events sent so far.
-    requests: () => sent,
-    close: async () => {
-      clearInterval(trim);
-      await remote.close();
-    },
-  };
+  return { schema, sent: () => sent };
 }
