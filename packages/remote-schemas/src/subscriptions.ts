@@ -41,7 +41,9 @@ type WebSocketConstructor = new (address: string | URL, protocols?: string | str
 export function boundedWebSocket(maxPayload: number, handshakeTimeout: number): WebSocketConstructor {
   return class BoundedWebSocket extends WebSocket {
     constructor(address: string | URL, protocols?: string | string[]) {
-      super(address, protocols, { maxPayload, handshakeTimeout });
+      // No permessage-deflate: its compression state would cost each upstream connection (one per
+      // session) far more memory than the rest of it.
+      super(address, protocols, { maxPayload, handshakeTimeout, perMessageDeflate: false });
     }
   };
 }

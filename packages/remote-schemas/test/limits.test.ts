@@ -397,3 +397,32 @@ describe('a subscriber that falls behind its remote', () => {
     expect(await waitFor(() => pool.size === 0)).toBe(true);
   });
 });
+
+describe('an upstream graphql-ws connection', () => {
+  it('offers no permessage-deflate, even to a remote that would take it', async () => {
+    const { WebSocketServer } = await import('ws');
+    const offered: Array<string | undefined> = [];
+    const server = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: true });
+    cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+    server.on('connection', (socket, request) => {
+      offered.push(request.headers['sec-websocket-extensions']);
+      socket.close(4400, 'enough');
+    });
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as { port: number };
+    const pool = new SubscriptionPool({
+      name: 'deflate',
+      url: `http://127.0.0.1:${port}/graphql`,
+      adminUrl: `http://127.0.0.1:${port}/graphql`,
+      publicUrl: `http://127.0.0.1:${port}/graphql`,
+      timeoutMs: 5000,
+      logger: memoryLogger(),
+      maxMessageBytes: MiB,
+      maxSubscriptions: 10,
+    });
+    cleanups.push(() => pool.dispose());
+    const result = await pool.subscribe({ query: 'subscription { x }' }, {}, false).next();
+    expect(result.done).toBe(false);
+    expect(offered).toEqual([undefined]);
+  });
+});
