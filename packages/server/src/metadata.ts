@@ -41,10 +41,14 @@ export async function openMetadata(settings: ResolvedSettings, options: Metadata
       metrics?.countRemoteRequest(event.remoteSchema, event.outcome, event.durationSeconds);
     };
   }
-  if (metrics !== undefined) hooks.onSchemaSwap = (event) => metrics.countSchemaSwap(event.remoteSchemas);
+  if (metrics !== undefined) {
+    hooks.onSchemaSwap = (event) => metrics.countSchemaSwap(event.remoteSchemas);
+    hooks.onSubscriptionRefused = (event) => metrics.countRefusedSubscription(event.remoteSchema);
+  }
   const registry = createRemoteSchemaRegistry({
     logger,
     maxResponseBytes: settings.maxRemoteResponseSize,
+    maxSubscriptionsPerRemote: settings.maxSubscriptionsPerRemote,
     // The role's schema and presets, the x-request-id sent on and the forwarded headers all come
     // from the request's record, whatever the context (Yoga's, graphql-ws's, the direct lane's).
     getSession: sessionOfRecord(records),

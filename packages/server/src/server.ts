@@ -213,7 +213,10 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         logger,
       }),
     );
-    serveGraphqlWs(webSockets.server, graphqlWs, { logger, ...(metrics && { onSocket: (socket) => metrics.trackWebSocket(socket) }) });
+    serveGraphqlWs(webSockets.server, graphqlWs, {
+      logger,
+      ...(metrics && { onSocket: (socket) => metrics.trackWebSocket(socket), onSlowClient: () => metrics.countSlowClientClose() }),
+    });
 
     await listen(httpServer, host, port);
     const address = httpServer.address();

@@ -336,6 +336,17 @@ export const SETTINGS = {
     default: 'svc-graphql:rate:',
     description: 'prefix of the Redis keys of rate limits',
   }),
+  /**
+   * Most subscriptions open at once to one remote schema (each client subscription counts); past
+   * it, a subscription is answered `too many subscriptions to remote schema "<name>"`. @default 20000
+   */
+  maxSubscriptionsPerRemote: setting({
+    flag: '--max-subscriptions-per-remote',
+    env: 'SVC_GRAPHQL_MAX_SUBSCRIPTIONS_PER_REMOTE',
+    kind: positiveInteger('N'),
+    default: 20_000,
+    description: 'subscriptions open at once to one remote',
+  }),
 };
 
 /** A Redis URL: `redis://` or `rediss://` with a host. */

@@ -163,6 +163,9 @@ export class ServerMetrics {
   #presentRemotes: ReadonlySet<string> | undefined;
   #webSockets = 0;
   #subscriptions = 0;
+  /** `svc_graphql_remote_subscriptions_refused_total`, by remote schema. */
+  readonly #refusedSubscriptions = new Map<string, number>();
+  #slowClientCloses = 0;
   #metadata: MetadataGauges | undefined;
 
   constructor() {
@@ -257,6 +260,26 @@ export class ServerMetrics {
       registers: [registry],
       collect() {
         this.set(self.#subscriptions);
+      },
+    });
+    const refused = this.#refusedSubscriptions;
+    new Counter({
+      name: 'svc_graphql_remote_subscriptions_refused_total',
+      help: 'Subscriptions refused because their remote schema had the most subscriptions open (--max-subscriptions-per-remote), by remote schema.',
+      labelNames: ['remote_schema'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [remoteSchema, count] of refused) this.inc({ remote_schema: remoteSchema }, count);
+      },
+    });
+    new Counter({
+      name: 'svc_graphql_websocket_slow_client_closes_total',
+      help: 'WebSocket connections closed with 1013 because more than 1 MiB was waiting to be sent to them.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(self.#slowClientCloses);
       },
     });
     new Counter({
@@ -357,6 +380,18 @@ export class ServerMetrics {
       this.#remotes.delete(name);
       this.#remoteDuration.forget(name);
     }
+    for (const name of this.#refusedSubscriptions.keys()) if (!present.has(name)) this.#refusedSubscriptions.delete(name);
+  }
+
+  /** A subscription refused: `remoteSchema` had the most subscriptions open. */
+  countRefusedSubscription(remoteSchema: string): void {
+    if (this.#presentRemotes !== undefined && !this.#presentRemotes.has(remoteSchema)) return;
+    this.#refusedSubscriptions.set(remoteSchema, (this.#refusedSubscriptions.get(remoteSchema) ?? 0) + 1);
+  }
+
+  /** A WebSocket closed with 1013: too much was waiting to be sent to it. */
+  countSlowClientClose(): void {
+    this.#slowClientCloses++;
   }
 
   /** Counts `socket` among the open WebSocket connections until it closes. */
