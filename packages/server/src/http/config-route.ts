@@ -1,0 +1,78 @@
+import { SessionError, sessionErrorResponse, type Session } from '@svc-graphql/jwt-session';
+import type { Plugin } from 'graphql-yoga';
+import type { Logger } from '../observability/logger.js';
+
+/** Where an admin reads how this server is set up (what the metadata does not say). */
+export const CONFIG_PATH = '/v1alpha1/config';
+
+/** The answer of `GET /v1alpha1/config`: the server's own switches, no secret and no URL. */
+export interface ConfigAnswer {
+  version: string;
+  is_admin_secret_set: boolean;
+  is_remote_schema_permissions_enabled: boolean;
+  /** Whether the allow list of the metadata is enforced for every role but admin. */
+  is_allow_list_enabled: boolean;
+  /** `redis`: rate limits are counted by every instance together; `local`: each instance counts alone. */
+  rate_limit_store: 'redis' | 'local';
+  is_console_enabled: boolean;
+}
+
+export interface ConfigRouteOptions {
+  resolve: (headers: Headers) => Promise<Session>;
+  logger: Logger;
+  version: string;
+  /** The resolved settings; read by name, so that a setting this server does not have reads as off. */
+  settings: object;
+}
+
+function json(fetchAPI: { Response: typeof Response }, status: number, body: unknown): Response {
+  return new fetchAPI.Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+}
+
+/** The answer, from the settings as resolved (a setting absent from them is off). */
+export function configOf(settings: object, version: string): ConfigAnswer {
+  const value = (name: string): unknown => (settings as Record<string, unknown>)[name];
+  const redisUrl = value('rateLimitRedisUrl');
+  return {
+    version,
+    is_admin_secret_set: typeof value('adminSecret') === 'string',
+    is_remote_schema_permissions_enabled: value('enableRemoteSchemaPermissions') === true,
+    is_allow_list_enabled: value('enableAllowlist') === true,
+    rate_limit_store: typeof redisUrl === 'string' && redisUrl !== '' ? 'redis' : 'local',
+    is_console_enabled: value('enableConsole') === true,
+  };
+}
+
+/**
+ * `GET /v1alpha1/config`, admin only (the admin secret, or a token whose role is admin): whether
+ * the allow list is enforced, where rate limits are counted, and the other switches the console
+ * shows. Anyone else gets the metadata API's refusal, `403 access-denied`.
+ */
+export function useConfigRoute(options: ConfigRouteOptions): Plugin {
+  return {
+    async onRequest({ request, url, fetchAPI, endResponse }) {
+      if (url.pathname !== CONFIG_PATH) return;
+      if (request.method !== 'GET' && request.method !== 'HEAD') {
+        endResponse(new fetchAPI.Response(null, { status: 405, headers: { allow: 'GET, HEAD' } }));
+        return;
+      }
+      let session: Session;
+      try {
+        session = await options.resolve(request.headers);
+      } catch (error) {
+        if (error instanceof SessionError) {
+          endResponse(sessionErrorResponse(error, fetchAPI.Response));
+          return;
+        }
+        options.logger.error(`resolving a session for ${CONFIG_PATH} failed:`, error);
+        endResponse(json(fetchAPI, 500, { error: 'Unexpected error.', path: '$', code: 'unexpected' }));
+        return;
+      }
+      if (!session.isAdmin) {
+        endResponse(json(fetchAPI, 403, { error: 'restricted access : admin only', path: '$', code: 'access-denied' }));
+        return;
+      }
+      endResponse(json(fetchAPI, 200, configOf(options.settings, options.version)));
+    },
+  };
+}
