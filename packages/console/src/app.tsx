@@ -2,8 +2,8 @@ import { lazy, Suspense, type ReactNode } from 'react';
 import { errorText } from './components/answer.js';
 import { Page } from './components/page.js';
 import { MetadataPage } from './metadata/metadata-page.js';
-import { LaterPage } from './pages/later.js';
 import { SignInPage } from './pages/sign-in.js';
+import { SecurityPage } from './security/page.js';
 import { PermissionEditorPage, PermissionsGridPage, PermissionsIndexPage } from './permissions/pages.js';
 import { RelationshipEditPage, RelationshipFormPage, RelationshipsPage } from './relationships/pages.js';
 import { RemoteSchemaPage } from './remote-schemas/detail-page.js';
@@ -44,13 +44,8 @@ function route(parts: readonly string[]): ReactNode {
       if (first !== undefined && second !== undefined && third !== undefined) return <RelationshipEditPage remote={first} type={second} name={third} />;
       break;
     case 'security':
-      return (
-        <LaterPage
-          title="Security"
-          what="Query collections and the allow list, introspection per role, and API limits (depth, nodes, time, batches, rate)."
-          calls={['create_query_collection', 'add_collection_to_allowlist', 'set_graphql_schema_introspection_options', 'set_api_limits']}
-        />
-      );
+      if (first === undefined) return <SecurityPage />;
+      break;
     case 'api':
       return (
         <Suspense fallback={<p className="muted">Loading GraphiQL…</p>}>
@@ -105,7 +100,6 @@ export function App() {
                       {inconsistent.length}
                     </span>
                   ) : null}
-                  {item.section === 'security' ? <span className="badge">soon</span> : null}
                 </Link>
               </li>
             ))}
