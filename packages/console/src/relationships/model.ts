@@ -133,7 +133,9 @@ function literalOf(text: string): unknown {
 
 function mappingOf(value: unknown): ArgumentMapping {
   if (typeof value === 'string' && value.startsWith('$') && value.length > 1) return { kind: 'field', field: value.slice(1) };
-  return { kind: 'literal', text: typeof value === 'string' ? value : JSON.stringify(value) };
+  // A string is shown as plain text unless that text would read back as something else (`"5"`, `"true"`).
+  const plain = typeof value === 'string' && literalOf(value) === value;
+  return { kind: 'literal', text: plain ? value : JSON.stringify(value) };
 }
 
 /** What the form lacks before it can be sent, each naming the part at fault (the server checks the rest). */
