@@ -57,6 +57,17 @@ const outcome = () => page.getByTestId('outcome').first();
 const heading = () => page.getByRole('heading', { level: 1 }).innerText();
 const nav = (name: string) => page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name, exact: false });
 
+/** Fills the relationship form: Order.userId of orders joined to users' user(id: $userId), named `user`. */
+async function fillUserRelationship(): Promise<void> {
+  await page.getByLabel('Name of the new field').fill('user');
+  await page.getByLabel('Source remote schema').selectOption('orders');
+  await page.getByLabel('Source type').selectOption('Order');
+  await page.getByRole('checkbox', { name: 'userId' }).check();
+  await page.getByLabel('Target remote schema').selectOption('users');
+  await page.getByLabel('Query field').selectOption('user');
+  await page.getByLabel('id: ID!').selectOption('field');
+}
+
 describe.skipIf(!hasChromium)('the Relationships and Security pages in Chromium', () => {
   it('signs in', async () => {
     await page.goto(consoleUrl('/relationships'));
@@ -73,13 +84,7 @@ describe.skipIf(!hasChromium)('the Relationships and Security pages in Chromium'
     await page.getByRole('button', { name: 'Add the relationship' }).click();
     await expect.poll(() => page.locator('.field-error').allInnerTexts()).toContain('choose at least one join field');
 
-    await page.getByLabel('Name of the new field').fill('user');
-    await page.getByLabel('Source remote schema').selectOption('orders');
-    await page.getByLabel('Source type').selectOption('Order');
-    await page.getByRole('checkbox', { name: 'userId' }).check();
-    await page.getByLabel('Target remote schema').selectOption('users');
-    await page.getByLabel('Query field').selectOption('user');
-    await page.getByLabel('id: ID!').selectOption('field');
+    await fillUserRelationship();
     expect(await page.getByLabel('Join field for id: ID!').inputValue()).toBe('userId');
     await page.getByRole('button', { name: 'Add the relationship' }).click();
     await expect.poll(heading).toBe('Relationships');
@@ -100,13 +105,7 @@ describe.skipIf(!hasChromium)('the Relationships and Security pages in Chromium'
 
   it('creates a batched relationship and shows the server\'s refusal next to what it names', async () => {
     await page.goto(consoleUrl('/relationships/add'));
-    await page.getByLabel('Name of the new field').fill('user');
-    await page.getByLabel('Source remote schema').selectOption('orders');
-    await page.getByLabel('Source type').selectOption('Order');
-    await page.getByRole('checkbox', { name: 'userId' }).check();
-    await page.getByLabel('Target remote schema').selectOption('users');
-    await page.getByLabel('Query field').selectOption('user');
-    await page.getByLabel('id: ID!').selectOption('field');
+    await fillUserRelationship();
     await page.getByRole('button', { name: 'Add the relationship' }).click();
     await expect.poll(() => outcome().innerText()).toContain('remote relationship with name "user" already exists on type "Order" in remote schema "orders" (code already-exists');
     await expect.poll(() => page.locator('.field-invalid .field-error').first().innerText()).toContain('The server: remote relationship with name "user" already exists');

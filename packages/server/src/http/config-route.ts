@@ -1,6 +1,5 @@
-import { SessionError, sessionErrorResponse, type Session } from '@svc-graphql/jwt-session';
 import type { Plugin } from 'graphql-yoga';
-import type { Logger } from '../observability/logger.js';
+import { sessionOfGet, type SessionRouteOptions } from './session-route.js';
 
 /** Where an admin reads how this server is set up (what the metadata does not say). */
 export const CONFIG_PATH = '/v1alpha1/config';
@@ -17,9 +16,7 @@ export interface ConfigAnswer {
   is_console_enabled: boolean;
 }
 
-export interface ConfigRouteOptions {
-  resolve: (headers: Headers) => Promise<Session>;
-  logger: Logger;
+export interface ConfigRouteOptions extends SessionRouteOptions {
   version: string;
   /** The resolved settings; read by name, so that a setting this server does not have reads as off. */
   settings: object;
@@ -52,22 +49,12 @@ export function useConfigRoute(options: ConfigRouteOptions): Plugin {
   return {
     async onRequest({ request, url, fetchAPI, endResponse }) {
       if (url.pathname !== CONFIG_PATH) return;
-      if (request.method !== 'GET' && request.method !== 'HEAD') {
-        endResponse(new fetchAPI.Response(null, { status: 405, headers: { allow: 'GET, HEAD' } }));
+      const resolved = await sessionOfGet(request, fetchAPI.Response, options, CONFIG_PATH);
+      if ('answer' in resolved) {
+        endResponse(resolved.answer);
         return;
       }
-      let session: Session;
-      try {
-        session = await options.resolve(request.headers);
-      } catch (error) {
-        if (error instanceof SessionError) {
-          endResponse(sessionErrorResponse(error, fetchAPI.Response));
-          return;
-        }
-        options.logger.error(`resolving a session for ${CONFIG_PATH} failed:`, error);
-        endResponse(json(fetchAPI, 500, { error: 'Unexpected error.', path: '$', code: 'unexpected' }));
-        return;
-      }
+      const { session } = resolved;
       if (!session.isAdmin) {
         endResponse(json(fetchAPI, 403, { error: 'restricted access : admin only', path: '$', code: 'access-denied' }));
         return;
