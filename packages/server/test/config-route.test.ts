@@ -40,6 +40,10 @@ describe('GET /v1alpha1/config', () => {
     });
     expect(typeof answer.body['version']).toBe('string');
     expect(JSON.stringify(answer.body)).not.toContain(ADMIN_SECRET);
+    const head = await fetch(`${server.url}/v1alpha1/config`, { method: 'HEAD', headers: { 'x-svc-admin-secret': ADMIN_SECRET } });
+    expect([head.status, await head.text()]).toEqual([200, '']);
+    const post = await fetch(`${server.url}/v1alpha1/config`, { method: 'POST', headers: { 'x-svc-admin-secret': ADMIN_SECRET } });
+    expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
   });
 
   it('refuses a wrong secret and a role that is not admin', async () => {

@@ -59,7 +59,7 @@ export function useConfigRoute(options: ConfigRouteOptions): Plugin {
         endResponse(json(fetchAPI, 403, { error: 'restricted access : admin only', path: '$', code: 'access-denied' }));
         return;
       }
-      endResponse(json(fetchAPI, 200, configOf(options.settings, options.version)));
+      endResponse(request.method === 'HEAD' ? new fetchAPI.Response(null, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } }) : json(fetchAPI, 200, configOf(options.settings, options.version)));
     },
   };
 }
