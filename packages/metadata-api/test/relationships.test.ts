@@ -250,6 +250,46 @@ describe('dependents', () => {
     }
   });
 
+  it('a relationship whose source or target cannot be reached is reported or refused as not fitting, never a crash', async () => {
+    const app = await startApp();
+    const down = await startCommerceRemote('orders');
+    const downUrl = down.url;
+    await down.close();
+    expect(await app.post({ type: 'add_remote_schema', args: { name: 'users', definition: { url: users.url } } })).toEqual(success);
+    const document = {
+      version: 3,
+      remote_schemas: [
+        { name: 'orders', definition: { url: downUrl }, remote_relationships: [{ type_name: 'Order', relationships: [{ name: 'user', definition: userRelationship }] }] },
+        { name: 'users', definition: { url: users.url } },
+      ],
+    };
+    const reported = await app.post({ type: 'replace_metadata', args: { allow_inconsistent_metadata: true, metadata: document } });
+    expect(reported.status).toBe(200);
+    expect(reported.body.is_consistent).toBe(false);
+    expect(reported.body.inconsistent_objects).toEqual([
+      expect.objectContaining({ type: 'remote_schema', name: 'remote_schema orders' }),
+      {
+        type: 'remote_schema_remote_relationship',
+        name: 'remote_schema_remote_relationship user on type Order in remote schema orders',
+        reason: 'Inconsistent object: in remote relationship "user": remote schema "orders" is inconsistent',
+        definition: { remote_schema: 'orders', type_name: 'Order', name: 'user', definition: userRelationship },
+      },
+    ]);
+    // The rest is served: the users remote is consistent and in the schema.
+    expect((await app.post({ type: 'get_inconsistent_metadata', args: {} })).body.inconsistent_objects).toHaveLength(2);
+    // A new relationship on the unreachable source cannot be checked: refused as one that does not fit.
+    expect(await app.post(create(userRelationship, { name: 'buyer' }))).toEqual(reasonOf('remote schema "orders" is inconsistent', 'buyer'));
+    // An unreachable target likewise, and nothing is stored.
+    expect(
+      await app.post({
+        type: 'create_remote_schema_remote_relationship',
+        args: { remote_schema: 'users', type_name: 'User', name: 'orders', definition: { to_remote_schema: { remote_schema: 'orders', lhs_fields: ['id'], remote_field: { order: { arguments: { id: '$id' } } } } } },
+      }),
+    ).toEqual(reasonOf('remote schema "orders" is inconsistent', 'orders'));
+    const exported = (await app.post({ type: 'export_metadata', args: {} })).body;
+    expect(exported.remote_schemas[1]).toEqual({ name: 'users', definition: { url: users.url, forward_client_headers: false, timeout_seconds: 60 } });
+  });
+
   it('drop_inconsistent_metadata drops relationships that do not fit', async () => {
     const app = await startApp();
     await withRemotes(app);

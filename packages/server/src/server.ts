@@ -127,6 +127,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         registry,
         store,
         logger,
+        maxBodyBytes: settings.maxMetadataBodySize,
         // A session's isAdmin is its role being `admin` (only the admin role may change metadata).
         authenticate: (request: Request) => resolver.resolve(request.headers),
         // A page in a browser must not change the metadata of a server on its visitor's machine:

@@ -294,6 +294,17 @@ export const SETTINGS = {
     default: () => process.env['SVC_GRAPHQL_DIRECT_LANE'] !== 'off',
     description: 'answer operations of remotes alone before Yoga',
   }),
+  /**
+   * Largest body of a request to `/v1/metadata`, in bytes: larger ones are answered 413
+   * `payload-too-large` before they are read to the end. @default 16777216 (16 MiB)
+   */
+  maxMetadataBodySize: setting({
+    flag: '--max-metadata-body-size',
+    env: 'SVC_GRAPHQL_MAX_METADATA_BODY_SIZE',
+    kind: positiveInteger('BYTES'),
+    default: 16_777_216,
+    description: 'body of a request to /v1/metadata',
+  }),
   /** Match the operations of every role but admin against the allow list of the metadata. @default false */
   enableAllowlist: setting({
     flag: '--enable-allowlist',
