@@ -105,10 +105,33 @@ describe('create_remote_schema_remote_relationship', () => {
       code: 'invalid-params',
     });
     expect((await app.post(shape({ user: {} }))).body.error).toBe('key "arguments" not found');
+    // A list where an object belongs, and bad names, are said as such.
+    expect((await app.post(shape([{ user: { arguments: {} } }]))).body).toEqual({
+      error: 'expected an object, got a list',
+      path: '$.args.definition.to_remote_schema.remote_field',
+      code: 'invalid-params',
+    });
+    expect((await app.post(shape({ user: { arguments: [] } }))).body.error).toBe('expected an object, got a list');
+    expect((await app.post(create({ to_remote_schema: { remote_schema: 'users', lhs_fields: 'userId', remote_field: {} } }, { name: 'x' }))).body).toEqual({
+      error: 'expected a list, got a string',
+      path: '$.args.definition.to_remote_schema.lhs_fields',
+      code: 'invalid-params',
+    });
+    expect((await app.post(create(userRelationship, { name: 'a'.repeat(256) }))).body).toEqual({
+      error: 'expected at most 255 characters',
+      path: '$.args.name',
+      code: 'invalid-params',
+    });
+    expect((await app.post(create(userRelationship, { name: 'my user' }))).body).toEqual({
+      error: '"my user" is not a valid GraphQL name (letters, digits and underscores, not starting with a digit)',
+      path: '$.args.name',
+      code: 'invalid-params',
+    });
+    expect(await app.post(create(userRelationship, { name: `u${'a'.repeat(254)}` }))).toEqual(success);
     expect((await app.post(create({ to_remote_schema: { remote_schema: 'users' } }, { name: 'x' }))).body.code).toBe('invalid-params');
     // Nothing of the refused calls was kept.
     const exported = await app.post({ type: 'export_metadata', args: {} });
-    expect(exported.body.remote_schemas[0].remote_relationships[0].relationships).toHaveLength(1);
+    expect(exported.body.remote_schemas[0].remote_relationships[0].relationships).toHaveLength(2);
   });
 
   it('checks the definition against both remotes by meaning, in Hasura\'s words', async () => {
