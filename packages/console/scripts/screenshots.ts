@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { startSampleRemote } from '../../../examples/sample-remotes/src/index.js';
+import { startCommerceRemote, startSampleRemote } from '../../../examples/sample-remotes/src/index.js';
 import { createServer } from '../../server/src/index.js';
 import { launchBrowser, typeInEditor } from '../../server/test/utils/browser.js';
 
@@ -43,7 +43,12 @@ type User {
 async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'svc-graphql-screenshots-'));
-  const [sample, accounts] = await Promise.all([startSampleRemote({ name: 'sample' }), startSampleRemote({ name: 'accounts' })]);
+  const [sample, accounts, orders, users] = await Promise.all([
+    startSampleRemote({ name: 'sample' }),
+    startSampleRemote({ name: 'accounts' }),
+    startCommerceRemote('orders'),
+    startCommerceRemote('users'),
+  ]);
   const server = await createServer({
     port: 0,
     databaseUrl: `file:${join(dir, 'metadata.json')}`,
@@ -83,7 +88,35 @@ async function main(): Promise<void> {
             },
           },
           { name: 'billing', definition: { url: 'http://127.0.0.1:9/graphql', timeout_seconds: 2 } },
+          {
+            name: 'orders',
+            definition: { url: orders.url },
+            remote_relationships: [
+              {
+                type_name: 'Order',
+                relationships: [
+                  { name: 'user', definition: { to_remote_schema: { remote_schema: 'users', lhs_fields: ['userId'], remote_field: { user: { arguments: { id: '$userId' } } } } } },
+                  {
+                    name: 'buyer',
+                    definition: {
+                      to_remote_schema: {
+                        remote_schema: 'users',
+                        lhs_fields: ['userId'],
+                        remote_field: { usersByIds: { arguments: { ids: '$userId' } } },
+                        batch: { argument: 'ids', match_field: 'id' },
+                      },
+                    },
+                  },
+                ],
+              },
+            ],
+          },
+          { name: 'users', definition: { url: users.url } },
         ],
+        query_collections: [{ name: 'storefront', comment: 'what the shop front sends', definition: { queries: [{ name: 'order', query: 'query order($id: ID!) { order(id: $id) { id total user { name } } }' }] } }],
+        allowlist: [{ collection: 'storefront', scope: { global: false, roles: ['user'] } }],
+        graphql_schema_introspection: { disabled_for_roles: ['user'] },
+        api_limits: { disabled: false, depth_limit: { global: 8, per_role: { user: 5 } }, node_limit: { global: 500 }, rate_limit: { per_role: { user: { max_reqs_per_min: 600, unique_params: 'IP' } } } },
       },
     });
 
@@ -101,9 +134,9 @@ async function main(): Promise<void> {
       process.stdout.write(`${what}: ${received.files} files, ${(received.bytes / 1024).toFixed(1)} KiB received (gzip)\n`);
       received = { files: 0, bytes: 0 };
     };
-    const shot = async (name: string, target: Page = page) => {
+    const shot = async (name: string, target: Page = page, fullPage = false) => {
       await target.waitForTimeout(300);
-      await target.screenshot({ path: join(OUT, `console-${name}.png`) });
+      await target.screenshot({ path: join(OUT, `console-${name}.png`), fullPage });
       process.stdout.write(`docs/images/console-${name}.png\n`);
     };
     const open = async (path: string) => {
@@ -163,10 +196,22 @@ async function main(): Promise<void> {
     await open('/metadata');
     await page.getByRole('table').waitFor();
     await shot('metadata');
+
+    await open('/relationships');
+    await page.getByRole('table').waitFor();
+    await shot('relationships');
+
+    await open('/relationships/orders/Order/buyer');
+    await page.getByLabel('Match results by field').waitFor();
+    await shot('relationship-form');
+
+    await open('/security');
+    await page.getByTestId('allowlist-state').getByText('allow list').waitFor();
+    await shot('security', page, true);
   } finally {
     await browser.close();
     await server.close();
-    await Promise.all([sample.close(), accounts.close()]);
+    await Promise.all([sample.close(), accounts.close(), orders.close(), users.close()]);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -2,9 +2,10 @@ import { lazy, Suspense, type ReactNode } from 'react';
 import { errorText } from './components/answer.js';
 import { Page } from './components/page.js';
 import { MetadataPage } from './metadata/metadata-page.js';
-import { LaterPage } from './pages/later.js';
 import { SignInPage } from './pages/sign-in.js';
+import { SecurityPage } from './security/page.js';
 import { PermissionEditorPage, PermissionsGridPage, PermissionsIndexPage } from './permissions/pages.js';
+import { RelationshipEditPage, RelationshipFormPage, RelationshipsPage } from './relationships/pages.js';
 import { RemoteSchemaPage } from './remote-schemas/detail-page.js';
 import { RemoteSchemaFormPage } from './remote-schemas/form-page.js';
 import { RemoteSchemasPage } from './remote-schemas/list-page.js';
@@ -24,7 +25,7 @@ const NAVIGATION: ReadonlyArray<{ to: string; label: string; section: string }> 
 ];
 
 function route(parts: readonly string[]): ReactNode {
-  const [section, first, second] = parts;
+  const [section, first, second, third] = parts;
   switch (section) {
     case undefined:
     case 'remote-schemas':
@@ -38,21 +39,13 @@ function route(parts: readonly string[]): ReactNode {
       if (second === undefined) return <PermissionsGridPage key={first} remote={first} />;
       return <PermissionEditorPage key={`${first}/${second}`} remote={first} role={second} />;
     case 'relationships':
-      return (
-        <LaterPage
-          title="Relationships"
-          what="A relationship adds a field to a type of one remote schema whose value comes from a root field of another, with arguments taken from the first one's fields."
-          calls={['create_remote_schema_remote_relationship', 'update_remote_schema_remote_relationship', 'delete_remote_schema_remote_relationship']}
-        />
-      );
+      if (first === undefined) return <RelationshipsPage />;
+      if (first === 'add' && second === undefined) return <RelationshipFormPage />;
+      if (first !== undefined && second !== undefined && third !== undefined) return <RelationshipEditPage remote={first} type={second} name={third} />;
+      break;
     case 'security':
-      return (
-        <LaterPage
-          title="Security"
-          what="Query collections and the allow list, introspection per role, and API limits (depth, nodes, time, batches, rate)."
-          calls={['create_query_collection', 'add_collection_to_allowlist', 'set_graphql_schema_introspection_options', 'set_api_limits']}
-        />
-      );
+      if (first === undefined) return <SecurityPage />;
+      break;
     case 'api':
       return (
         <Suspense fallback={<p className="muted">Loading GraphiQL…</p>}>
@@ -107,7 +100,6 @@ export function App() {
                       {inconsistent.length}
                     </span>
                   ) : null}
-                  {item.section === 'relationships' || item.section === 'security' ? <span className="badge">soon</span> : null}
                 </Link>
               </li>
             ))}

@@ -10,23 +10,8 @@ import { validateRoleSchema } from '../../remote-schemas/src/permissions/validat
 import { permissionsRemote } from '../../remote-schemas/test/fixtures/permissions-remote.js';
 import { echoTypeDefs } from '../../remote-schemas/test/utils/echo-remote.js';
 import { sampleTypeDefs } from '../../../examples/sample-remotes/src/sample-schema.js';
-import {
-  coverage,
-  emptySelection,
-  fromSdl,
-  permissionTypes,
-  selectionProblems,
-  toSdl,
-  withArgument,
-  withEnumValue,
-  withField,
-  withInputField,
-  withInterface,
-  withPreset,
-  withType,
-  withUnionMember,
-  type RoleSelection,
-} from '../src/permissions/model.js';
+import { coverage, selectionProblems, withArgument, withEnumValue, withField, withInputField, withInterface, withPreset, withType, withUnionMember } from '../src/permissions/editing.js';
+import { emptySelection, fromSdl, permissionTypes, toSdl, type RoleSelection } from '../src/permissions/model.js';
 import { placeReasons, validationReasons } from '../src/permissions/messages.js';
 
 const REMOTES: ReadonlyArray<[name: string, schema: GraphQLSchema]> = [

@@ -13,6 +13,7 @@ import { graphiqlOptions, renderGraphiqlPage, useGraphiqlAssets } from './http/g
 import { boundedParserCaches, createLimitedParse, useOperationLimits, useRequestBodyLimit } from './http/limits.js';
 import { clientErrorAnswer, noteOperation, remoteCallCounter, trackRequests, upgradeLog, useRequestTracking } from './http/request-log.js';
 import { useServiceRoutes } from './http/routes.js';
+import { useConfigRoute } from './http/config-route.js';
 import { useSessionRoute } from './http/session-route.js';
 import { useHasuraErrorCodes, useThrownValidationErrors } from './http/validation-errors.js';
 import { Cleanups, listen, shutDown } from './lifecycle.js';
@@ -119,6 +120,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       useGraphiqlAssets(GRAPHQL_PATH),
       ...(consoleFiles ? [useConsole(consoleFiles)] : []),
       useSessionRoute({ resolve: (headers) => resolver.resolve(headers), logger }),
+      useConfigRoute({ resolve: (headers) => resolver.resolve(headers), logger, version: VERSION, settings }),
       useServiceRoutes({ version: VERSION, health: () => healthOf(service, lockdown.warning()) }),
       ...(metrics ? [useMetricsEndpoint(metrics, { metricsSecret: settings.metricsSecret, adminSecret: settings.adminSecret })] : []),
       // 5. /v1/metadata authenticates on its own (admin only) and never reaches GraphQL.

@@ -267,5 +267,5 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     expect(violations).toEqual([]);
     expect(browser.problems).toEqual([]);
     expect(elsewhere(browser.requested, server.url)).toEqual([]);
-  }, 120_000);
+  }, 240_000);
 });

@@ -103,6 +103,15 @@ describe('the allow list', () => {
     expect(answer.body).toEqual([{ data: { hello: expect.any(String) } }, NOT_ALLOWED]);
   });
 
+  it('answers a subscription in a batch with an error of its own', async () => {
+    await metadata('add_query_to_collection', { collection_name: 'app', query_name: 'countdown', query: 'subscription { countdown(from: 1) }' });
+    const answer = await post([{ query: 'query Hello { hello }' }, { query: 'subscription { countdown(from: 1) }' }], 'user');
+    expect(answer.body).toEqual([
+      { data: { hello: expect.any(String) } },
+      { errors: [{ message: 'a subscription cannot be sent in a batch', extensions: { code: 'validation-failed', path: '$' } }] },
+    ]);
+  });
+
   it('holds over graphql-ws, the socket staying open', async () => {
     const refused = await overWebSocket('{ hello }', 'user');
     expect(refused[0]).toMatchObject({ type: 'next', payload: NOT_ALLOWED });

@@ -114,3 +114,17 @@ export function fetchSession(headers: Record<string, string>): Promise<Answer<De
 export function fetchVersion(): Promise<Answer<{ version: string }>> {
   return send<{ version: string }>('/v1/version', { method: 'GET' });
 }
+
+/** The server's switches the metadata does not hold (`GET /v1alpha1/config`, admin only). */
+export interface ServerConfig {
+  version: string;
+  is_admin_secret_set: boolean;
+  is_remote_schema_permissions_enabled: boolean;
+  is_allow_list_enabled: boolean;
+  rate_limit_store: 'redis' | 'local';
+  is_console_enabled: boolean;
+}
+
+export function fetchConfig(secret: string | undefined): Promise<Answer<ServerConfig>> {
+  return send<ServerConfig>('/v1alpha1/config', { method: 'GET', headers: { accept: 'application/json', ...adminHeaders(secret) } });
+}

@@ -1,4 +1,4 @@
-import { nodeKey } from './model.js';
+import { nodeKey } from './editing.js';
 
 const HEAD = 'validation for the given role-based schema failed';
 

@@ -7,7 +7,8 @@ import { useRemoteSchema } from '../remote-schemas/form-page.js';
 import { Link, navigate, pathOf } from '../router.js';
 import { useConsole } from '../state.js';
 import { placeReasons } from './messages.js';
-import { coverage, emptySelection, fromSdl, permissionTypes, selectionProblems, toSdl, type RoleSelection } from './model.js';
+import { coverage, selectionProblems } from './editing.js';
+import { emptySelection, fromSdl, permissionTypes, toSdl, type RoleSelection } from './model.js';
 import { PermissionTree } from './tree.js';
 
 const SYMBOL = { full: '✔', partial: '◐', none: '✘' } as const;

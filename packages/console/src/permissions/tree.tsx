@@ -11,25 +11,8 @@ import {
   type GraphQLNamedType,
   type GraphQLSchema,
 } from 'graphql';
-import {
-  coverage,
-  inputValueOf,
-  isRequiredInputValue,
-  nodeKey,
-  permissionTypes,
-  withArgument,
-  withEnumValue,
-  withField,
-  withInputField,
-  withInterface,
-  withPreset,
-  withType,
-  withUnionMember,
-  withWholeType,
-  type InputValuePath,
-  type Preset,
-  type RoleSelection,
-} from './model.js';
+import { coverage, inputValueOf, isRequiredInputValue, nodeKey, withArgument, withEnumValue, withField, withInputField, withInterface, withPreset, withType, withUnionMember, withWholeType, type InputValuePath } from './editing.js';
+import { permissionTypes, type Preset, type RoleSelection } from './model.js';
 
 export type Problems = ReadonlyMap<string, readonly string[]>;
 

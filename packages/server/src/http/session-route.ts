@@ -31,27 +31,12 @@ export function useSessionRoute(options: SessionRouteOptions): Plugin {
   return {
     async onRequest({ request, url, fetchAPI, endResponse }) {
       if (url.pathname !== SESSION_PATH) return;
-      if (request.method !== 'GET' && request.method !== 'HEAD') {
-        endResponse(new fetchAPI.Response(null, { status: 405, headers: { allow: 'GET, HEAD' } }));
+      const resolved = await sessionOfGet(request, fetchAPI.Response, options, SESSION_PATH);
+      if ('answer' in resolved) {
+        endResponse(resolved.answer);
         return;
       }
-      let session: Session;
-      try {
-        session = await options.resolve(request.headers);
-      } catch (error) {
-        if (error instanceof SessionError) {
-          endResponse(sessionErrorResponse(error, fetchAPI.Response));
-          return;
-        }
-        options.logger.error('resolving a session for /v1/session failed:', error);
-        endResponse(
-          new fetchAPI.Response(JSON.stringify({ errors: [{ message: 'Unexpected error.', extensions: { code: 'unexpected', path: '$' } }] }), {
-            status: 500,
-            headers: { 'content-type': 'application/json' },
-          }),
-        );
-        return;
-      }
+      const { session } = resolved;
       const answer: SessionAnswer = {
         role: session.role,
         is_admin: session.isAdmin,
@@ -67,4 +52,29 @@ export function useSessionRoute(options: SessionRouteOptions): Plugin {
       );
     },
   };
+}
+
+/**
+ * The caller's session for a read-only route (`GET`, `HEAD`), or what ends the request: 405 for
+ * another method, the refusal `/v1/graphql` would answer (same status, code and message), or 500.
+ */
+export async function sessionOfGet(
+  request: Request,
+  ResponseClass: typeof Response,
+  options: SessionRouteOptions,
+  path: string,
+): Promise<{ session: Session } | { answer: Response }> {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return { answer: new ResponseClass(null, { status: 405, headers: { allow: 'GET, HEAD' } }) };
+  try {
+    return { session: await options.resolve(request.headers) };
+  } catch (error) {
+    if (error instanceof SessionError) return { answer: sessionErrorResponse(error, ResponseClass) };
+    options.logger.error(`resolving a session for ${path} failed:`, error);
+    return {
+      answer: new ResponseClass(JSON.stringify({ errors: [{ message: 'Unexpected error.', extensions: { code: 'unexpected', path: '$' } }] }), {
+        status: 500,
+        headers: { 'content-type': 'application/json' },
+      }),
+    };
+  }
 }

@@ -23,6 +23,9 @@ function rejectionResult(rejection: Rejection): ExecutionResult {
   return { errors: [rejectionError(rejection)] };
 }
 
+/** Requests that are batches (a JSON array of operations): they cannot hold a subscription. */
+const batches = new WeakSet<RequestRecord>();
+
 /** Requests the direct lane already checked (and counted) before it handed them to Yoga. */
 const checkedByLane = new WeakSet<RequestRecord>();
 
@@ -42,7 +45,9 @@ export function useLockdown(lockdown: Lockdown, records: RequestRecords): Plugin
       return {
         onRequestParseDone({ requestParserResult }) {
           if (!Array.isArray(requestParserResult)) return;
-          const session = records.of(serverContext)?.session;
+          const record = records.of(serverContext);
+          if (record !== undefined) batches.add(record);
+          const session = record?.session;
           const rejection = session === undefined ? undefined : lockdown.checkBatch(session, requestParserResult.length);
           if (rejection !== undefined) throw rejectionError(rejection);
         },
@@ -57,6 +62,13 @@ export function useLockdown(lockdown: Lockdown, records: RequestRecords): Plugin
     },
     async onSubscribe({ args, setResultAndStopExecution }) {
       const record = records.of(args.contextValue);
+      if (record !== undefined && batches.has(record)) {
+        // A batch is answered with one JSON array: there is no stream for a subscription in it.
+        setResultAndStopExecution({
+          errors: [new GraphQLError('a subscription cannot be sent in a batch', { extensions: { code: 'validation-failed', path: '$', http: { status: 200 } } })],
+        });
+        return;
+      }
       const session = record?.session;
       if (session === undefined) return;
       const rejection = await lockdown.check({ session, document: args.document, operationName: args.operationName, req: requestOf(args.contextValue) });
