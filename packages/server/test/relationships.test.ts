@@ -124,6 +124,16 @@ describe('relationships through the server', () => {
     expect(users.received[0]?.headers).toMatchObject({ 'x-svc-role': 'admin', 'x-request-id': 'join-request-1' });
   });
 
+  it('serves an operation whose variables are used only by relationship arguments', async () => {
+    const response = await graphql('query Plans($n: Int!) { order(id: "1") { id samePlan(limit: $n) { id } } }', ADMIN, { n: 2 });
+    expect(response.body).toEqual({ data: { order: { id: '1', samePlan: [{ id: '1' }, { id: '4' }] } } });
+    expect(counts()).toEqual([1, 1, 0]);
+    // The source is asked without the variable (a remote refuses one its document does not use).
+    const source = orders.received[0]!.body as { query: string; variables?: Record<string, unknown> };
+    expect(source.query).not.toMatch(/\$n\b/);
+    expect(source.variables ?? {}).not.toHaveProperty('n');
+  });
+
   it('answers errors at each source object\'s path, null keys as null without a call', async () => {
     const response = await graphql('{ a: order(id: "13") { id user { email } } b: order(id: "53") { user { email } } c: order(id: "97") { id user { name } } }');
     expect(response.body.data).toEqual({ a: { id: '13', user: null }, b: { user: null }, c: { id: '97', user: null } });
