@@ -144,7 +144,8 @@ async function measure(c: Case, round: number): Promise<Sample> {
     rps: res.rps,
     p50: res.p50,
     p99: res.p99,
-    gatewayCpu: perAnswer(cpuMicros(before[gateway]!, after[gateway]!)),
+    // A round without answers has no CPU per answer (not its whole CPU time as if one answer).
+    gatewayCpu: res.responses > 0 ? perAnswer(cpuMicros(before[gateway]!, after[gateway]!)) : Number.NaN,
     remoteRequests: remotes.map((_, i) => perAnswer((after[i]?.requests ?? 0) - (before[i]?.requests ?? 0))),
   };
   progress(
@@ -219,12 +220,14 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-const stat = (c: Case | undefined, key: 'rps' | 'p50' | 'p99' | 'gatewayCpu'): number => (c ? median(c.samples.map((s) => s[key])) : Number.NaN);
+const measured = (values: number[]) => values.filter((n) => Number.isFinite(n));
+const stat = (c: Case | undefined, key: 'rps' | 'p50' | 'p99' | 'gatewayCpu'): number => (c ? median(measured(c.samples.map((s) => s[key]))) : Number.NaN);
 const byLabel = (prefix: string) => cases.find((c) => c.label.startsWith(prefix));
 /** Per round: `a`'s CPU / `b`'s in the same round, median (neighbours in time, less exposed to the machine's drift). */
 const cpuRatio = (a: Case | undefined, b: Case | undefined): number =>
-  a && b ? median(a.samples.map((s, i) => s.gatewayCpu / (b.samples[i]?.gatewayCpu ?? Number.NaN))) : Number.NaN;
-const x = (n: number) => (Number.isNaN(n) ? '-' : `${n.toFixed(2)}x`);
+  // Rounds in which either side answered nothing are left out; none left: no figure.
+  a && b ? median(measured(a.samples.map((s, i) => s.gatewayCpu / (b.samples[i]?.gatewayCpu ?? Number.NaN)))) : Number.NaN;
+const x = (n: number) => (Number.isNaN(n) ? 'no round where both answered' : `${n.toFixed(2)}x`);
 
 const fastPath = byLabel('svc-graphql: orders alone');
 const svcJoin = byLabel('svc-graphql: orders + user (one alias');

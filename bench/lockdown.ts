@@ -1,6 +1,6 @@
-// `pnpm bench lockdown`: the building blocks of the production lock-down, measured on their own in
-// this process (the server does not wire them into its request path yet; the end-to-end cases,
-// allow list on/off and rate limit through Redis/local/off through a real server, come with that).
+// `pnpm bench lockdown`: the production lock-down through the real server (c, lib/lockdown-server.ts:
+// allow list on with 10,000 documents, rate limit counted alone or through Redis, against nothing
+// on), and its building blocks measured on their own in this process (a, b).
 //
 // (a) The allow list: a table of 10,000 allowed documents. Per request, the cost of finding the
 //     request's document in it (its key computed once per document object, as with Yoga's parse
@@ -18,6 +18,7 @@ import { createLocalRateLimiter, type RateLimiter } from '../packages/server/src
 import { createRedisRateLimiter } from '../packages/server/src/lockdown/redis-rate-limiter.js';
 import { createTestRedis } from '../packages/server/test/utils/redis-server.js';
 import { readConfig } from './lib/config.js';
+import { serverPart } from './lib/lockdown-server.js';
 import { header, progress } from './lib/report.js';
 import { formatTable, median, round } from './lib/table.js';
 
@@ -174,11 +175,14 @@ async function rateLimitPart(): Promise<string> {
 
 console.log(
   header(
-    'lockdown: building blocks (allow-list lookup, rate limiter)',
+    'lockdown: allow list and rate limits through the server, and their building blocks',
     config,
-    'in this process, no HTTP (the server does not wire these yet); cases interleaved per round, medians; CPU from process.cpuUsage().',
+    '(c) real HTTP load on svc-graphql child processes, cases interleaved per round, then alternating windows against no lock-down; ' +
+      '(a, b) in this process, no HTTP; medians; CPU from process.cpuUsage().',
   ),
 );
+console.log('');
+console.log(await serverPart(config));
 console.log('');
 console.log(allowlistPart());
 console.log('');

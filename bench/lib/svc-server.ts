@@ -18,6 +18,10 @@ export interface SvcServerOptions {
    * checks that `svc-graphql serve --help` lists the flag, so a server without it is never told.
    */
   readonly disableMetrics?: boolean;
+  /** `--enable-allowlist` (bench lockdown); off when absent. */
+  readonly enableAllowlist?: boolean;
+  /** `--rate-limit-redis-url` (bench lockdown); each instance counts alone when absent. */
+  readonly rateLimitRedisUrl?: string;
 }
 
 export async function start(raw: unknown): Promise<StartedServer> {
@@ -30,6 +34,8 @@ export async function start(raw: unknown): Promise<StartedServer> {
     ...(options.corsDomain !== undefined && { corsDomain: options.corsDomain }),
     ...(options.enableRemoteSchemaPermissions !== undefined && { enableRemoteSchemaPermissions: options.enableRemoteSchemaPermissions }),
     ...(options.disableMetrics === true && { disableMetrics: true }),
+    ...(options.enableAllowlist === true && { enableAllowlist: true }),
+    ...(options.rateLimitRedisUrl !== undefined && { rateLimitRedisUrl: options.rateLimitRedisUrl }),
     // BENCH_SVC_LOG=warn shows why a remote call failed (the server logs it as a warning).
     logLevel: process.env['BENCH_SVC_LOG'] === 'warn' ? 'warn' : 'error',
   });

@@ -86,12 +86,14 @@ export function relationshipRefName(ref: RelationshipRef): string {
 
 /** Refuses a plan in which the relationship `ref` (of the remote `entry`) does not fit. */
 function refuseRelationship(candidate: RegistryPlan, ref: RelationshipRef, entry: RemoteSchemaMetadata): void {
-  // A source that cannot be loaded now cannot check the relationship: refuse rather than store it unchecked.
-  refuseProblem(remoteProblem(candidate, ref.remote), entry);
+  // A source or target that cannot be loaded now cannot check the relationship: it is refused
+  // (rather than stored unchecked) as any relationship that does not fit, `invalid-configuration`
+  // `Inconsistent object: in remote relationship "<name>": remote schema "<n>" is inconsistent`.
   const problem = candidate.problems.find(
     (other) => other.name === ref.remote && other.relationship?.type_name === ref.type && other.relationship.name === ref.name,
   );
   if (problem !== undefined) throw new MetadataApiError(problem.code, redactEnvironment(problem.message, entry.definition), ARGS);
+  refuseProblem(remoteProblem(candidate, ref.remote), entry);
 }
 
 export const createRemoteSchemaRemoteRelationship: Operation = async (value, context) => {

@@ -9,7 +9,6 @@ import { MetadataApiError } from './errors.js';
 import type { RemoteFieldPath, RemoteRelationshipDefinition } from './registry.js';
 import {
   childPath,
-  expectObject,
   optional,
   rejectUnknownKeys,
   required,
@@ -25,6 +24,26 @@ const MAX_DEPTH = 64;
 function invalid(path: string, message: string): MetadataApiError {
   return new MetadataApiError('invalid-params', message, path);
 }
+
+/** What a JSON value is, for messages: `expected an object, got a list`. */
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  if (value === null) return 'null';
+  return typeof value === 'string' ? 'a string' : typeof value === 'number' ? 'a number' : typeof value === 'boolean' ? 'a boolean' : 'an object';
+}
+
+function expectObject(value: unknown, path: string): JsonObject {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(path, `expected an object, got ${kindOf(value)}`);
+  return value as JsonObject;
+}
+
+function expectList(value: unknown, path: string): unknown[] {
+  if (!Array.isArray(value)) throw invalid(path, `expected a list, got ${kindOf(value)}`);
+  return value;
+}
+
+/** Longest relationship name: it names a field, and objects of the metadata. */
+const MAX_RELATIONSHIP_NAME_LENGTH = 255;
 
 /**
  * An argument value: any JSON; a string starting with `$` names a field of the source object, so
@@ -82,8 +101,7 @@ export function validateRelationshipDefinition(value: unknown, path: string): Re
   rejectUnknownKeys(target, ['remote_schema', 'lhs_fields', 'remote_field', 'batch'], targetPath);
   const remoteSchema = validateName(required(target, 'remote_schema', targetPath), childPath(targetPath, 'remote_schema'));
   const lhsPath = childPath(targetPath, 'lhs_fields');
-  const lhs = required(target, 'lhs_fields', targetPath);
-  if (!Array.isArray(lhs)) throw invalid(lhsPath, 'expected an array');
+  const lhs = expectList(required(target, 'lhs_fields', targetPath), lhsPath);
   const lhsFields = lhs.map((field, index) => validateGraphqlName(field, childPath(lhsPath, index)));
   const remoteField = validateRemoteField(required(target, 'remote_field', targetPath), childPath(targetPath, 'remote_field'));
   const definition: RemoteRelationshipDefinition = {
@@ -104,6 +122,12 @@ export function validateRelationshipDefinition(value: unknown, path: string): Re
 
 /** A relationship's name: it becomes a field name. */
 export function validateRelationshipName(value: unknown, path: string): string {
+  if (typeof value === 'string' && value.length > MAX_RELATIONSHIP_NAME_LENGTH) {
+    throw invalid(path, `expected at most ${String(MAX_RELATIONSHIP_NAME_LENGTH)} characters`);
+  }
+  if (typeof value === 'string' && !GRAPHQL_NAME.test(value)) {
+    throw invalid(path, `${JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)} is not a valid GraphQL name (letters, digits and underscores, not starting with a digit)`);
+  }
   return validateGraphqlName(value, path);
 }
 
@@ -130,10 +154,10 @@ function validateRelationship(value: unknown, path: string): RemoteRelationshipM
 
 /** The `remote_relationships` of a document's remote: `[{type_name, relationships: [{name, definition}]}]`. */
 export function validateTypeRelationships(value: unknown, path: string, remote: string): TypeRelationshipsMetadata[] {
-  if (!Array.isArray(value)) throw invalid(path, 'expected an array');
+  expectList(value, path);
   const types = new Set<string>();
   const groups: TypeRelationshipsMetadata[] = [];
-  value.forEach((item, index) => {
+  (value as unknown[]).forEach((item, index) => {
     const itemPath = childPath(path, index);
     const object = expectObject(item, itemPath);
     rejectUnknownKeys(object, ['type_name', 'relationships'], itemPath);
@@ -141,8 +165,7 @@ export function validateTypeRelationships(value: unknown, path: string, remote: 
     if (types.has(typeName)) throw invalid(childPath(itemPath, 'type_name'), `the relationships of type "${typeName}" are given more than once`);
     types.add(typeName);
     const listPath = childPath(itemPath, 'relationships');
-    const list = optional(object, 'relationships') ?? [];
-    if (!Array.isArray(list)) throw invalid(listPath, 'expected an array');
+    const list = expectList(optional(object, 'relationships') ?? [], listPath);
     const names = new Set<string>();
     const relationships = list.map((relationship, position) => {
       const checked = validateRelationship(relationship, childPath(listPath, position));

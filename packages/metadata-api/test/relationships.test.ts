@@ -105,10 +105,33 @@ describe('create_remote_schema_remote_relationship', () => {
       code: 'invalid-params',
     });
     expect((await app.post(shape({ user: {} }))).body.error).toBe('key "arguments" not found');
+    // A list where an object belongs, and bad names, are said as such.
+    expect((await app.post(shape([{ user: { arguments: {} } }]))).body).toEqual({
+      error: 'expected an object, got a list',
+      path: '$.args.definition.to_remote_schema.remote_field',
+      code: 'invalid-params',
+    });
+    expect((await app.post(shape({ user: { arguments: [] } }))).body.error).toBe('expected an object, got a list');
+    expect((await app.post(create({ to_remote_schema: { remote_schema: 'users', lhs_fields: 'userId', remote_field: {} } }, { name: 'x' }))).body).toEqual({
+      error: 'expected a list, got a string',
+      path: '$.args.definition.to_remote_schema.lhs_fields',
+      code: 'invalid-params',
+    });
+    expect((await app.post(create(userRelationship, { name: 'a'.repeat(256) }))).body).toEqual({
+      error: 'expected at most 255 characters',
+      path: '$.args.name',
+      code: 'invalid-params',
+    });
+    expect((await app.post(create(userRelationship, { name: 'my user' }))).body).toEqual({
+      error: '"my user" is not a valid GraphQL name (letters, digits and underscores, not starting with a digit)',
+      path: '$.args.name',
+      code: 'invalid-params',
+    });
+    expect(await app.post(create(userRelationship, { name: `u${'a'.repeat(254)}` }))).toEqual(success);
     expect((await app.post(create({ to_remote_schema: { remote_schema: 'users' } }, { name: 'x' }))).body.code).toBe('invalid-params');
     // Nothing of the refused calls was kept.
     const exported = await app.post({ type: 'export_metadata', args: {} });
-    expect(exported.body.remote_schemas[0].remote_relationships[0].relationships).toHaveLength(1);
+    expect(exported.body.remote_schemas[0].remote_relationships[0].relationships).toHaveLength(2);
   });
 
   it('checks the definition against both remotes by meaning, in Hasura\'s words', async () => {
@@ -248,6 +271,46 @@ describe('dependents', () => {
     } finally {
       await target.close();
     }
+  });
+
+  it('a relationship whose source or target cannot be reached is reported or refused as not fitting, never a crash', async () => {
+    const app = await startApp();
+    const down = await startCommerceRemote('orders');
+    const downUrl = down.url;
+    await down.close();
+    expect(await app.post({ type: 'add_remote_schema', args: { name: 'users', definition: { url: users.url } } })).toEqual(success);
+    const document = {
+      version: 3,
+      remote_schemas: [
+        { name: 'orders', definition: { url: downUrl }, remote_relationships: [{ type_name: 'Order', relationships: [{ name: 'user', definition: userRelationship }] }] },
+        { name: 'users', definition: { url: users.url } },
+      ],
+    };
+    const reported = await app.post({ type: 'replace_metadata', args: { allow_inconsistent_metadata: true, metadata: document } });
+    expect(reported.status).toBe(200);
+    expect(reported.body.is_consistent).toBe(false);
+    expect(reported.body.inconsistent_objects).toEqual([
+      expect.objectContaining({ type: 'remote_schema', name: 'remote_schema orders' }),
+      {
+        type: 'remote_schema_remote_relationship',
+        name: 'remote_schema_remote_relationship user on type Order in remote schema orders',
+        reason: 'Inconsistent object: in remote relationship "user": remote schema "orders" is inconsistent',
+        definition: { remote_schema: 'orders', type_name: 'Order', name: 'user', definition: userRelationship },
+      },
+    ]);
+    // The rest is served: the users remote is consistent and in the schema.
+    expect((await app.post({ type: 'get_inconsistent_metadata', args: {} })).body.inconsistent_objects).toHaveLength(2);
+    // A new relationship on the unreachable source cannot be checked: refused as one that does not fit.
+    expect(await app.post(create(userRelationship, { name: 'buyer' }))).toEqual(reasonOf('remote schema "orders" is inconsistent', 'buyer'));
+    // An unreachable target likewise, and nothing is stored.
+    expect(
+      await app.post({
+        type: 'create_remote_schema_remote_relationship',
+        args: { remote_schema: 'users', type_name: 'User', name: 'orders', definition: { to_remote_schema: { remote_schema: 'orders', lhs_fields: ['id'], remote_field: { order: { arguments: { id: '$id' } } } } } },
+      }),
+    ).toEqual(reasonOf('remote schema "orders" is inconsistent', 'orders'));
+    const exported = (await app.post({ type: 'export_metadata', args: {} })).body;
+    expect(exported.remote_schemas[1]).toEqual({ name: 'users', definition: { url: users.url, forward_client_headers: false, timeout_seconds: 60 } });
   });
 
   it('drop_inconsistent_metadata drops relationships that do not fit', async () => {

@@ -46,7 +46,17 @@ export function remoteSubscriptionError(url: string): GraphQLError {
   });
 }
 
-/** The GraphQL error of a subscription refused because the remote has its most upstream connections open. */
+/**
+ * The last result of a subscription whose client reads its events more slowly than the remote sends
+ * them, once too many wait for it.
+ */
+export function fellBehindError(name: string): GraphQLError {
+  return new GraphQLError(`the subscription fell too far behind remote schema "${name}"`, {
+    extensions: { code: 'remote-schema-error', path: '$' },
+  });
+}
+
+/** The GraphQL error of a subscription refused because the remote has its most subscriptions open. */
 export function tooManySubscriptionsError(name: string): GraphQLError {
   return new GraphQLError(`too many subscriptions to remote schema "${name}"`, {
     extensions: { code: 'remote-schema-error', path: '$' },

@@ -8,6 +8,7 @@ export type {
   RemoteRequestEvent,
   RemoteSchemaHooks,
   SchemaSwapEvent,
+  SubscriptionRefusedEvent,
   RemoteSchemaRegistryOptions,
 } from './options.js';
 export type {

@@ -49,6 +49,13 @@ export interface RemoteSchemaHooks {
    * names of the remote schemas it was planned from (those that failed to load included).
    */
   onSchemaSwap?(event: SchemaSwapEvent): void;
+  /** A subscription refused because its remote has `maxSubscriptionsPerRemote` open already. */
+  onSubscriptionRefused?(event: SubscriptionRefusedEvent): void;
+}
+
+export interface SubscriptionRefusedEvent {
+  /** The remote schema's name, as configured. */
+  readonly remoteSchema: string;
 }
 
 export interface SchemaSwapEvent {
@@ -114,12 +121,15 @@ export interface RemoteSchemaRegistryOptions {
    */
   maxSocketsPerRemote?: number;
   /**
-   * Upstream graphql-ws connections to one remote at most. Subscribers share a connection only when
-   * they send the same headers, and clients choose some of them, so this bounds what clients can
-   * open: past it, a subscription that would need a new connection ends at once with
-   * `remote-schema-error` `too many subscriptions to remote schema "<name>"`, and a warning is logged.
-   * @default 100
+   * Subscriptions to one remote at most, open at once (each client subscription counts, shared
+   * upstream or not). Every subscriber keeps its own session upstream, so clients choose how many
+   * upstream connections are open; this bounds them: past it, a subscription ends at once with
+   * `remote-schema-error` `too many subscriptions to remote schema "<name>"`, a warning is logged
+   * and `hooks.onSubscriptionRefused` is called.
+   * @default 20000
    */
+  maxSubscriptionsPerRemote?: number;
+  /** @deprecated The former name of `maxSubscriptionsPerRemote` (used when that one is not given). */
   maxSubscriptionConnectionsPerRemote?: number;
   /**
    * Serve each role only what its permission on a remote grants (`RemoteSchemaEntry.permissions`).
@@ -154,7 +164,7 @@ export interface NormalizedOptions {
   adminSecretHeader: string;
   maxResponseBytes: number;
   maxSocketsPerRemote: number;
-  maxSubscriptionConnectionsPerRemote: number;
+  maxSubscriptionsPerRemote: number;
   enableRemoteSchemaPermissions: boolean;
   maxRoleSchemas: number;
   hooks: RemoteSchemaHooks;
@@ -247,11 +257,10 @@ export function normalizeOptions(options: RemoteSchemaRegistryOptions = {}): Nor
     adminSecretHeader: (options.adminSecretHeader ?? `${prefix}admin-secret`).toLowerCase(),
     maxResponseBytes: positiveInteger('maxResponseBytes', options.maxResponseBytes, 64 * 1024 * 1024),
     maxSocketsPerRemote: positiveInteger('maxSocketsPerRemote', options.maxSocketsPerRemote, 128),
-    maxSubscriptionConnectionsPerRemote: positiveInteger(
-      'maxSubscriptionConnectionsPerRemote',
-      options.maxSubscriptionConnectionsPerRemote,
-      100,
-    ),
+    maxSubscriptionsPerRemote:
+      options.maxSubscriptionsPerRemote === undefined
+        ? positiveInteger('maxSubscriptionConnectionsPerRemote', options.maxSubscriptionConnectionsPerRemote, 20_000)
+        : positiveInteger('maxSubscriptionsPerRemote', options.maxSubscriptionsPerRemote, 20_000),
     enableRemoteSchemaPermissions: permissions ?? false,
     maxRoleSchemas: positiveInteger('maxRoleSchemas', options.maxRoleSchemas, 1000),
     hooks: normalizeHooks(options.hooks),
@@ -264,7 +273,7 @@ function normalizeHooks(hooks: RemoteSchemaHooks | undefined): RemoteSchemaHooks
     throw new TypeError(`createRemoteSchemaRegistry: expected "hooks" to be an object, but got ${hooks === null ? 'null' : typeof hooks}`);
   }
   const normalized: RemoteSchemaHooks = {};
-  for (const name of ['onRemoteRequest', 'onSchemaSwap'] as const) {
+  for (const name of ['onRemoteRequest', 'onSchemaSwap', 'onSubscriptionRefused'] as const) {
     const hook = hooks[name];
     if (hook === undefined) continue;
     if (typeof hook !== 'function') {
@@ -273,5 +282,6 @@ function normalizeHooks(hooks: RemoteSchemaHooks | undefined): RemoteSchemaHooks
   }
   if (hooks.onRemoteRequest) normalized.onRemoteRequest = hooks.onRemoteRequest.bind(hooks);
   if (hooks.onSchemaSwap) normalized.onSchemaSwap = hooks.onSchemaSwap.bind(hooks);
+  if (hooks.onSubscriptionRefused) normalized.onSubscriptionRefused = hooks.onSubscriptionRefused.bind(hooks);
   return normalized;
 }

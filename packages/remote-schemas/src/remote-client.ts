@@ -20,7 +20,7 @@ import { roleSchemaInfo, type RemoteAccess } from './permissions/role-schema.js'
 import { noLongerPermitted } from './permissions/subscription-guard.js';
 import { redactUrl, redactUrls } from './redact.js';
 import { SLICE_MS, parseJsonInSlices } from './slices.js';
-import { SubscriptionPool, type EventFilter } from './subscriptions.js';
+import { SubscriptionPool, single, type EventFilter } from './subscriptions.js';
 import { RemoteTimeoutError, type Transport } from './transport.js';
 import { endRemoteSpan, startRemoteSpan } from './tracing.js';
 
@@ -140,7 +140,14 @@ export class RemoteClient {
       timeoutMs: definition.timeoutMs,
       logger: options.logger,
       maxMessageBytes: options.maxResponseBytes,
-      maxConnections: options.maxSubscriptionConnectionsPerRemote,
+      maxSubscriptions: options.maxSubscriptionsPerRemote,
+      onRefused: () => {
+        try {
+          options.hooks.onSubscriptionRefused?.({ remoteSchema: name });
+        } catch (error) {
+          options.logger.error(`remote schema "${name}": the onSubscriptionRefused hook failed:`, error);
+        }
+      },
       ...(hooks ? { onBusy: () => hooks.onBusy(this), onIdle: () => hooks.onIdle(this) } : {}),
     });
   }
@@ -261,7 +268,7 @@ export class RemoteClient {
   subscribe(request: RemoteRequest, context: unknown): AsyncIterableIterator<ExecutionResult> {
     const session = this.#session(context);
     const prepared = this.#prepare(request, session);
-    if (!('body' in prepared)) return once(prepared);
+    if (!('body' in prepared)) return single(prepared);
     const filter = prepared.guard && session ? this.#eventFilter(request, session.role, prepared) : undefined;
     return this.subscriptions.subscribe(prepared.body, this.#headers(session, context), session?.isAdmin === true, prepared.locations, filter);
   }
@@ -388,19 +395,6 @@ export class RemoteClient {
   dispose(): Promise<void> {
     return this.subscriptions.dispose();
   }
-}
-
-/** A stream of one result. */
-function once(result: ExecutionResult): AsyncIterableIterator<ExecutionResult> {
-  let sent = false;
-  const done: IteratorResult<ExecutionResult> = { done: true, value: undefined };
-  return {
-    next: async () => (sent ? done : ((sent = true), { done: false, value: result })),
-    return: async () => done,
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
 }
 
 function parseGraphQLResponse(text: string, locations: SentLocations | undefined): ExecutionResult | undefined {

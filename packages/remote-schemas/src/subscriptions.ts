@@ -1,15 +1,11 @@
+import { createHash } from 'node:crypto';
 import type { ExecutionResult } from 'graphql';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { asRequestErrors, remoteSubscriptionError, toGraphQLError, tooManySubscriptionsError } from './errors.js';
+import { asRequestErrors, fellBehindError, remoteSubscriptionError, toGraphQLError, tooManySubscriptionsError } from './errors.js';
 import type { SentLocations } from './locations.js';
 import type { Logger } from './options.js';
 import { redactUrls } from './redact.js';
-
-interface PooledClient {
-  client: Client;
-  subscribers: number;
-}
 
 /**
  * Applied to each result the remote sends (not to the failures the pool answers itself): the result
@@ -45,7 +41,9 @@ type WebSocketConstructor = new (address: string | URL, protocols?: string | str
 export function boundedWebSocket(maxPayload: number, handshakeTimeout: number): WebSocketConstructor {
   return class BoundedWebSocket extends WebSocket {
     constructor(address: string | URL, protocols?: string | string[]) {
-      super(address, protocols, { maxPayload, handshakeTimeout });
+      // No permessage-deflate: its compression state would cost each upstream connection (one per
+      // session) far more memory than the rest of it.
+      super(address, protocols, { maxPayload, handshakeTimeout, perMessageDeflate: false });
     }
   };
 }
@@ -63,39 +61,98 @@ export interface SubscriptionPoolOptions {
   logger: Logger;
   /** The largest message taken from the remote, in bytes. */
   maxMessageBytes: number;
-  /** Upstream connections at most (one per distinct header set). */
-  maxConnections: number;
+  /** Subscriptions open at once at most (each subscriber counts, shared upstream or not). */
+  maxSubscriptions: number;
+  /** Events waiting for one subscriber at most; past it, that subscriber's subscription ends. @default 1024 */
+  maxQueuedEvents?: number;
+  /** A subscription was refused: `maxSubscriptions` are open. */
+  onRefused?: () => void;
   /** Called when the first upstream connection opens (the pool was empty). */
   onBusy?: () => void;
   /** Called when the last upstream connection closed because its last subscriber left. */
   onIdle?: () => void;
 }
 
+/** One upstream graphql-ws connection: the subscriptions of one forwarded header set. */
+interface Connection {
+  readonly key: string;
+  readonly client: Client;
+  /** Upstream subscriptions running on it. */
+  upstreams: number;
+}
+
+/** What the remote sent on a shared upstream subscription, as each of its subscribers reads it. */
+type Item = { kind: 'next'; value: RemoteResult } | { kind: 'error'; error: unknown } | { kind: 'complete' };
+
+type RemoteResult = { data?: unknown; errors?: readonly unknown[] | undefined };
+
 /**
- * Upstream graphql-ws connections of one remote: one per distinct header set (the headers travel in
- * `connection_init`, so subscribers with other headers cannot share a socket), closed as soon as its
- * last subscriber leaves.
+ * One subscription on the remote, shared by every subscriber with the same forwarded headers,
+ * document, variables and operation name: its events are handed to each of them.
+ */
+interface Upstream {
+  readonly key: string;
+  readonly connection: Connection;
+  readonly subscribers: Set<Subscriber>;
+  /** Stops the subscription on the remote (`complete`); set once it started. */
+  stop: (() => void) | undefined;
+  ended: boolean;
+}
+
+/** A subscriber's side: what waits for it, bounded. */
+interface Subscriber {
+  readonly queue: Item[];
+  wake: (() => void) | undefined;
+  /** It read more than `maxQueuedEvents` behind: it ends. */
+  overflowed: boolean;
+  /** Its filter may change the results it reads: it needs its own copy of a shared one. */
+  readonly copies: boolean;
+}
+
+const DEFAULT_MAX_QUEUED_EVENTS = 1024;
+
+/**
+ * Upstream graphql-ws connections of one remote: one per distinct forwarded header set (the headers
+ * travel in `connection_init`, so subscribers with other headers cannot share a socket; each keeps
+ * its own session), closed as soon as its last subscriber leaves. Identical subscriptions (same
+ * headers, document, variables and operation name) share one upstream subscription, whose events
+ * are fanned out; each subscriber has its own bounded queue. At most `maxSubscriptions`
+ * subscribers at once.
  */
 export class SubscriptionPool {
-  readonly #clients = new Map<string, PooledClient>();
+  readonly #connections = new Map<string, Connection>();
+  readonly #upstreams = new Map<string, Upstream>();
   readonly #options: SubscriptionPoolOptions;
+  readonly #maxQueued: number;
   readonly #wsUrl: string;
   readonly #adminWsUrl: string;
   readonly #publicWsUrl: string;
   readonly #webSocketImpl: WebSocketConstructor;
+  #subscribers = 0;
   #disposed = false;
 
   constructor(options: SubscriptionPoolOptions) {
     this.#options = options;
+    this.#maxQueued = options.maxQueuedEvents ?? DEFAULT_MAX_QUEUED_EVENTS;
     this.#wsUrl = toWebSocketUrl(options.url);
     this.#adminWsUrl = toWebSocketUrl(options.adminUrl);
     this.#publicWsUrl = toWebSocketUrl(options.publicUrl);
     this.#webSocketImpl = boundedWebSocket(options.maxMessageBytes, options.timeoutMs);
   }
 
-  /** Number of open upstream clients (for tests and diagnostics). */
+  /** Number of open upstream connections (for tests and diagnostics). */
   get size(): number {
-    return this.#clients.size;
+    return this.#connections.size;
+  }
+
+  /** Number of subscribers (for tests and diagnostics). */
+  get subscribers(): number {
+    return this.#subscribers;
+  }
+
+  /** Number of subscriptions running on the remote (for tests and diagnostics). */
+  get upstreams(): number {
+    return this.#upstreams.size;
   }
 
   /** The result that ends a subscription whose connection failed: it names the WebSocket URL. */
@@ -103,18 +160,11 @@ export class SubscriptionPool {
     return { errors: [remoteSubscriptionError(admin ? this.#adminWsUrl : this.#publicWsUrl)] };
   }
 
-  #acquire(headers: Record<string, string>): [string, PooledClient] | undefined {
-    // The request id differs from one request to the next: it does not choose the connection
-    // (one opened for a request carries that request's id in its `connection_init`).
-    const key = JSON.stringify(
-      Object.entries(headers)
-        .filter(([name]) => name !== 'x-request-id')
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-    );
-    let pooled = this.#clients.get(key);
-    if (!pooled) {
-      if (this.#clients.size >= this.#options.maxConnections) return undefined;
-      pooled = {
+  #connection(key: string, headers: Record<string, string>): Connection {
+    let connection = this.#connections.get(key);
+    if (!connection) {
+      connection = {
+        key,
         client: createClient({
           url: this.#wsUrl,
           webSocketImpl: this.#webSocketImpl,
@@ -123,22 +173,91 @@ export class SubscriptionPool {
           retryAttempts: 0,
           connectionAckWaitTimeout: this.#options.timeoutMs,
         }),
-        subscribers: 0,
+        upstreams: 0,
       };
-      this.#clients.set(key, pooled);
-      if (this.#clients.size === 1) this.#options.onBusy?.();
+      this.#connections.set(key, connection);
+      if (this.#connections.size === 1) this.#options.onBusy?.();
     }
-    pooled.subscribers++;
-    return [key, pooled];
+    return connection;
   }
 
-  #release(key: string, pooled: PooledClient): void {
-    pooled.subscribers--;
-    if (pooled.subscribers === 0 && this.#clients.get(key) === pooled) {
-      this.#clients.delete(key);
-      void pooled.client.dispose();
-      if (this.#clients.size === 0) this.#options.onIdle?.();
+  /** The shared upstream subscription of `payload` with `headers`, started when it is the first. */
+  #upstream(payload: SubscribePayload, headers: Record<string, string>): Upstream {
+    const connectionKey = headersKey(headers);
+    const key = createHash('sha256')
+      .update(JSON.stringify([connectionKey, payload.query, payload.variables ?? null, payload.operationName ?? null]))
+      .digest('base64');
+    const existing = this.#upstreams.get(key);
+    if (existing) return existing;
+    const connection = this.#connection(connectionKey, headers);
+    connection.upstreams++;
+    const upstream: Upstream = { key, connection, subscribers: new Set(), stop: undefined, ended: false };
+    this.#upstreams.set(key, upstream);
+    const deliver = (item: Item) => {
+      const shared = upstream.subscribers.size > 1;
+      for (const subscriber of upstream.subscribers) {
+        this.#push(subscriber, shared && subscriber.copies && item.kind === 'next' ? { kind: 'next', value: structuredClone(item.value) } : item);
+      }
+      if (item.kind !== 'next') this.#end(upstream, false);
+    };
+    upstream.stop = connection.client.subscribe(
+      { query: payload.query, variables: payload.variables ?? null, operationName: payload.operationName ?? null },
+      {
+        next: (value) => deliver({ kind: 'next', value: value as RemoteResult }),
+        error: (error) => {
+          if (!Array.isArray(error)) this.#options.logger.warn(`remote subscription to "${this.#publicWsUrl}" failed:`, describe(error));
+          deliver({ kind: 'error', error });
+        },
+        complete: () => deliver({ kind: 'complete' }),
+      },
+    );
+    return upstream;
+  }
+
+  #push(subscriber: Subscriber, item: Item): void {
+    if (subscriber.overflowed) return;
+    if (item.kind === 'next' && subscriber.queue.length >= this.#maxQueued) {
+      // Its consumer fell behind a remote that sends faster than it reads: it ends, nothing grows.
+      subscriber.overflowed = true;
+      subscriber.queue.length = 0;
+    } else {
+      subscriber.queue.push(item);
     }
+    const wake = subscriber.wake;
+    subscriber.wake = undefined;
+    wake?.();
+  }
+
+  /** The upstream subscription ended, or lost its last subscriber (`stop`: tell the remote). */
+  #end(upstream: Upstream, stop: boolean): void {
+    if (upstream.ended) return;
+    upstream.ended = true;
+    if (this.#upstreams.get(upstream.key) === upstream) this.#upstreams.delete(upstream.key);
+    if (stop) upstream.stop?.();
+    const connection = upstream.connection;
+    connection.upstreams--;
+    if (connection.upstreams === 0 && this.#connections.get(connection.key) === connection) {
+      this.#connections.delete(connection.key);
+      void connection.client.dispose();
+      if (this.#connections.size === 0) this.#options.onIdle?.();
+    }
+  }
+
+  #leave(upstream: Upstream, subscriber: Subscriber): void {
+    if (!upstream.subscribers.delete(subscriber)) return;
+    this.#subscribers--;
+    if (upstream.subscribers.size === 0) this.#end(upstream, true);
+  }
+
+  #refused(admin: boolean): AsyncIterableIterator<ExecutionResult> {
+    if (!this.#disposed) {
+      this.#options.logger.warn(
+        `remote subscription to "${this.#publicWsUrl}" refused: ${this.#options.maxSubscriptions} subscriptions to remote schema ` +
+          `"${this.#options.name}" are open already (maxSubscriptionsPerRemote)`,
+      );
+      this.#options.onRefused?.();
+    }
+    return single(this.#disposed ? this.#failure(admin) : { errors: [tooManySubscriptionsError(this.#options.name)] });
   }
 
   /**
@@ -157,38 +276,18 @@ export class SubscriptionPool {
     locations?: SentLocations,
     filter?: EventFilter,
   ): AsyncIterableIterator<ExecutionResult> {
+    if (this.#disposed || this.#subscribers >= this.#options.maxSubscriptions) return this.#refused(admin);
     const done: IteratorResult<ExecutionResult> = { done: true, value: undefined };
-    const acquired = this.#disposed ? undefined : this.#acquire(headers);
-    if (!acquired) {
-      if (!this.#disposed) {
-        this.#options.logger.warn(
-          `remote subscription to "${this.#publicWsUrl}" refused: ${this.#options.maxConnections} upstream connections ` +
-            'are open already (maxSubscriptionConnectionsPerRemote)',
-        );
-      }
-      let sent = false;
-      const failure: ExecutionResult = this.#disposed ? this.#failure(admin) : { errors: [tooManySubscriptionsError(this.#options.name)] };
-      return {
-        next: async () => (sent ? done : ((sent = true), { done: false, value: failure })),
-        return: async () => done,
-        [Symbol.asyncIterator]() {
-          return this;
-        },
-      };
-    }
-    const [key, pooled] = acquired;
-    const upstream = pooled.client.iterate({
-      query: payload.query,
-      variables: payload.variables ?? null,
-      operationName: payload.operationName ?? null,
-    });
+    const upstream = this.#upstream(payload, headers);
+    const subscriber: Subscriber = { queue: [], wake: undefined, overflowed: false, copies: filter !== undefined };
+    upstream.subscribers.add(subscriber);
+    this.#subscribers++;
     let finished = false;
     const finish = () => {
       if (finished) return;
       finished = true;
-      // Tells the remote to stop (`complete`) when our consumer leaves first.
-      void upstream.return?.();
-      this.#release(key, pooled);
+      subscriber.queue.length = 0;
+      this.#leave(upstream, subscriber);
     };
     /** A result the remote sent, through `filter`. */
     const fromUpstream = (result: ExecutionResult): IteratorResult<ExecutionResult> => {
@@ -197,28 +296,36 @@ export class SubscriptionPool {
       if (filtered.last) finish();
       return { done: false, value: filtered.result };
     };
+    const read = (item: Item): IteratorResult<ExecutionResult> => {
+      if (item.kind === 'next') return fromUpstream(fromRemote(item.value, locations));
+      finish();
+      if (item.kind === 'complete') return done;
+      // The remote refused the operation (validation): its errors, as it wrote them.
+      const { error } = item;
+      if (Array.isArray(error)) return fromUpstream({ errors: asRequestErrors(error.map((e: unknown) => toGraphQLError(e, locations))) });
+      return { done: false, value: this.#failure(admin) };
+    };
     return {
       next: async (): Promise<IteratorResult<ExecutionResult>> => {
-        if (finished) return done;
-        try {
-          const step = await upstream.next();
-          if (finished) return done;
-          if (step.done) {
+        while (!finished) {
+          const item = subscriber.queue.shift();
+          if (item) return read(item);
+          if (subscriber.overflowed) {
             finish();
-            return done;
+            this.#options.logger.warn(
+              `remote subscription to "${this.#publicWsUrl}" ended: its client fell more than ${this.#maxQueued} events behind`,
+            );
+            return { done: false, value: { errors: [fellBehindError(this.#options.name)] } };
           }
-          return fromUpstream(fromRemote(step.value, locations));
-        } catch (error) {
-          if (finished) return done;
-          finish();
-          // The remote refused the operation (validation): its errors, as it wrote them.
-          if (Array.isArray(error)) return fromUpstream({ errors: asRequestErrors(error.map((e: unknown) => toGraphQLError(e, locations))) });
-          this.#options.logger.warn(`remote subscription to "${this.#publicWsUrl}" failed:`, describe(error));
-          return { done: false, value: this.#failure(admin) };
+          await new Promise<void>((wake) => (subscriber.wake = wake));
         }
+        return done;
       },
       return: async () => {
         finish();
+        const wake = subscriber.wake;
+        subscriber.wake = undefined;
+        wake?.();
         return done;
       },
       throw: async (error: unknown) => {
@@ -234,17 +341,43 @@ export class SubscriptionPool {
   /** Closes every upstream connection; their subscriptions end. */
   async dispose(): Promise<void> {
     this.#disposed = true;
-    const clients = [...this.#clients.values()];
-    this.#clients.clear();
-    await Promise.all(clients.map((c) => c.client.dispose()));
+    const connections = [...this.#connections.values()];
+    this.#connections.clear();
+    await Promise.all(connections.map((c) => c.client.dispose()));
   }
+}
+
+/**
+ * What chooses the connection: the forwarded headers but the request id, which differs from one
+ * request to the next (a connection opened for a request carries that request's id in its
+ * `connection_init`).
+ */
+function headersKey(headers: Record<string, string>): string {
+  return JSON.stringify(
+    Object.entries(headers)
+      .filter(([name]) => name !== 'x-request-id')
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
+}
+
+/** A stream of one result. */
+export function single(result: ExecutionResult): AsyncIterableIterator<ExecutionResult> {
+  let sent = false;
+  const done: IteratorResult<ExecutionResult> = { done: true, value: undefined };
+  return {
+    next: async () => (sent ? done : ((sent = true), { done: false, value: result })),
+    return: async () => done,
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
 }
 
 /**
  * A result the remote sent: `data` as it is (a result without `data` is the remote refusing the
  * request, e.g. a variable value: its errors are request errors), errors with the client's locations.
  */
-function fromRemote(value: { data?: unknown; errors?: readonly unknown[] | undefined }, locations: SentLocations | undefined): ExecutionResult {
+function fromRemote(value: RemoteResult, locations: SentLocations | undefined): ExecutionResult {
   const result: ExecutionResult = value.data === undefined ? {} : { data: value.data as Record<string, unknown> | null };
   if (value.errors) {
     const errors = value.errors.map((error) => toGraphQLError(error, locations));

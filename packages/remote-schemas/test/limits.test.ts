@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSchema } from 'graphql-yoga';
 import { startSampleRemote, startSchemaServer, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createRemoteSchemaRegistry, type RemoteSchemaEntry, type RemoteSchemaRegistryOptions } from '../src/index.js';
+import { SubscriptionPool } from '../src/subscriptions.js';
 import { startGateway, type Gateway } from './utils/gateway.js';
 import { memoryLogger, startStubRemote, waitFor, type StubRemote } from './utils/fixtures.js';
 
@@ -285,40 +286,143 @@ describe('maxSocketsPerRemote', () => {
   });
 });
 
-describe('maxSubscriptionConnectionsPerRemote', () => {
-  let gateway: Gateway;
-  let logger: ReturnType<typeof memoryLogger>;
+describe('maxSubscriptionsPerRemote', () => {
+  const open = (gateway: Gateway, role: string, query = 'subscription { messageAdded { text } }') => {
+    const iterator = gateway.wsClient({ session: { role, variables: {} } }).iterate({ query });
+    return { iterator, first: iterator.next() };
+  };
 
-  it('refuses a subscription that needs one connection more, and keeps the others', async () => {
-    ({ gateway, logger } = await serve([{ name: 'sample', definition: { url: sample.url } }], { maxSubscriptionConnectionsPerRemote: 2 }));
-    const open = (role: string) => {
-      const iterator = gateway.wsClient({ session: { role, variables: {} } }).iterate({ query: 'subscription { messageAdded { text } }' });
-      return { iterator, first: iterator.next() };
-    };
-    const a = open('a');
-    const b = open('b');
-    expect(await waitFor(() => sample.openSockets() === 2)).toBe(true);
-    const c = open('c');
+  it('refuses a subscription past the bound with its own error, a warning and the hook, and keeps the others', async () => {
+    const refused: string[] = [];
+    const { gateway, logger } = await serve([{ name: 'sample', definition: { url: sample.url } }], {
+      maxSubscriptionsPerRemote: 3,
+      hooks: { onSubscriptionRefused: (event) => refused.push(event.remoteSchema) },
+    });
+    const subscribed = sample.subscribed.length;
+    // Three subscribers: two of them identical (one upstream subscription), one of another session.
+    const a = open(gateway, 'a');
+    const a2 = open(gateway, 'a');
+    const b = open(gateway, 'b');
+    expect(await waitFor(() => sample.openSockets() === 2 && sample.subscribed.length === subscribed + 2)).toBe(true);
+    const c = open(gateway, 'c');
     expect(await c.first).toEqual({
       done: false,
       value: { errors: [{ message: 'too many subscriptions to remote schema "sample"', extensions: { code: 'remote-schema-error', path: '$' } }] },
     });
     expect(await c.iterator.next()).toEqual({ done: true, value: undefined });
-    expect(logger.lines.some((l) => l.startsWith('warn') && l.includes('maxSubscriptionConnectionsPerRemote'))).toBe(true);
-    // The same headers as an open connection share it.
-    const a2 = open('a');
-    await new Promise((r) => setTimeout(r, 50));
-    expect(sample.openSockets()).toBe(2);
+    expect(refused).toEqual(['sample']);
+    expect(logger.lines.filter((l) => l.startsWith('warn') && l.includes('3 subscriptions to remote schema "sample" are open already'))).toHaveLength(1);
+    expect(logger.lines.some((l) => l.includes('HTTP exception'))).toBe(false);
     await gateway.post({ query: 'mutation { addMessage(input: {text: "ping"}) { id } }' });
-    for (const sub of [a, b, a2]) {
+    for (const sub of [a, a2, b]) {
       expect(await sub.first).toEqual({ done: false, value: { data: { messageAdded: { text: 'ping' } } } });
     }
-    // A connection that closes makes room again.
-    await b.iterator.return?.();
-    expect(await waitFor(() => sample.openSockets() === 1)).toBe(true);
-    const d = open('d');
-    expect(await waitFor(() => sample.openSockets() === 2)).toBe(true);
-    for (const sub of [a, a2, d]) await sub.iterator.return?.();
+    // A subscriber that leaves makes room again; its shared upstream subscription keeps running.
+    await a2.iterator.return?.();
+    const d = open(gateway, 'd');
+    expect(await waitFor(() => sample.openSockets() === 3 && sample.subscribed.length === subscribed + 3)).toBe(true);
+    await gateway.post({ query: 'mutation { addMessage(input: {text: "pong"}) { id } }' });
+    for (const next of [a.iterator.next(), b.iterator.next(), d.first]) {
+      expect(await next).toEqual({ done: false, value: { data: { messageAdded: { text: 'pong' } } } });
+    }
+    for (const sub of [a, b, d]) await sub.iterator.return?.();
     expect(await waitFor(() => sample.openSockets() === 0)).toBe(true);
+  });
+
+  it('takes the former option name maxSubscriptionConnectionsPerRemote', async () => {
+    const { gateway } = await serve([{ name: 'sample', definition: { url: sample.url } }], { maxSubscriptionConnectionsPerRemote: 1 });
+    const a = open(gateway, 'a');
+    expect(await waitFor(() => sample.openSockets() === 1)).toBe(true);
+    const b = open(gateway, 'b');
+    expect((await b.first).value).toEqual({
+      errors: [{ message: 'too many subscriptions to remote schema "sample"', extensions: { code: 'remote-schema-error', path: '$' } }],
+    });
+    await a.iterator.return?.();
+    expect(await waitFor(() => sample.openSockets() === 0)).toBe(true);
+  });
+});
+
+describe('identical subscriptions', () => {
+  it('share one upstream subscription: each subscriber gets every event, the last to leave ends it', async () => {
+    const { gateway } = await serve([{ name: 'sample', definition: { url: sample.url } }]);
+    const subscribed = sample.subscribed.length;
+    const query = 'subscription { messageAdded { text } }';
+    const subscribers = Array.from({ length: 5 }, () => gateway.wsClient({ session: { role: 'user', variables: { 'x-svc-user-id': '7' } } }).iterate({ query }));
+    const other = gateway.wsClient({ session: { role: 'user', variables: { 'x-svc-user-id': '8' } } }).iterate({ query });
+    const firsts = [...subscribers, other].map((s) => s.next());
+    expect(await waitFor(() => sample.subscribed.length === subscribed + 2)).toBe(true);
+    await new Promise((r) => setTimeout(r, 50));
+    // One upstream subscription per session: the five identical ones share theirs.
+    expect(sample.subscribed.length).toBe(subscribed + 2);
+    expect(sample.openSockets()).toBe(2);
+    await gateway.post({ query: 'mutation { addMessage(input: {text: "fan"}) { id } }' });
+    for (const first of firsts) expect(await first).toEqual({ done: false, value: { data: { messageAdded: { text: 'fan' } } } });
+    for (const s of subscribers.slice(0, 4)) await s.return?.();
+    await gateway.post({ query: 'mutation { addMessage(input: {text: "still"}) { id } }' });
+    expect(await subscribers[4]!.next()).toEqual({ done: false, value: { data: { messageAdded: { text: 'still' } } } });
+    await subscribers[4]!.return?.();
+    await other.return?.();
+    expect(await waitFor(() => sample.openSockets() === 0)).toBe(true);
+  });
+});
+
+describe('a subscriber that falls behind its remote', () => {
+  it('ends with its own error once more events wait for it than its queue holds; nothing else grows', async () => {
+    const logger = memoryLogger();
+    const pool = new SubscriptionPool({
+      name: 'sample',
+      url: sample.url,
+      adminUrl: sample.url,
+      publicUrl: sample.url,
+      timeoutMs: 5000,
+      logger,
+      maxMessageBytes: MiB,
+      maxSubscriptions: 10,
+      maxQueuedEvents: 3,
+    });
+    cleanups.push(() => pool.dispose());
+    const payload = { query: 'subscription { countdown(from: 20, intervalMs: 1) }' };
+    const slow = pool.subscribe(payload, { 'x-svc-role': 'slow' }, false);
+    const first = await slow.next();
+    expect(first).toEqual({ done: false, value: { data: { countdown: 20 } } });
+    // The remote sends the other 20 events while nothing reads them.
+    expect(await waitFor(() => pool.upstreams === 0)).toBe(true);
+    expect(JSON.parse(JSON.stringify(await slow.next()))).toEqual({
+      done: false,
+      value: { errors: [{ message: 'the subscription fell too far behind remote schema "sample"', extensions: { code: 'remote-schema-error', path: '$' } }] },
+    });
+    expect(await slow.next()).toEqual({ done: true, value: undefined });
+    expect(logger.lines.some((l) => l.startsWith('warn') && l.includes('fell more than 3 events behind'))).toBe(true);
+    expect(pool.subscribers).toBe(0);
+    expect(await waitFor(() => pool.size === 0)).toBe(true);
+  });
+});
+
+describe('an upstream graphql-ws connection', () => {
+  it('offers no permessage-deflate, even to a remote that would take it', async () => {
+    const { WebSocketServer } = await import('ws');
+    const offered: Array<string | undefined> = [];
+    const server = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: true });
+    cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+    server.on('connection', (socket, request) => {
+      offered.push(request.headers['sec-websocket-extensions']);
+      socket.close(4400, 'enough');
+    });
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as { port: number };
+    const pool = new SubscriptionPool({
+      name: 'deflate',
+      url: `http://127.0.0.1:${port}/graphql`,
+      adminUrl: `http://127.0.0.1:${port}/graphql`,
+      publicUrl: `http://127.0.0.1:${port}/graphql`,
+      timeoutMs: 5000,
+      logger: memoryLogger(),
+      maxMessageBytes: MiB,
+      maxSubscriptions: 10,
+    });
+    cleanups.push(() => pool.dispose());
+    const result = await pool.subscribe({ query: 'subscription { x }' }, {}, false).next();
+    expect(result.done).toBe(false);
+    expect(offered).toEqual([undefined]);
   });
 });

@@ -74,15 +74,20 @@ describe('createRemoteSchemaRegistry options', () => {
 });
 
 describe('limits', () => {
-  it('default to 64 MiB per answer, 128 sockets and 100 subscription connections per remote', () => {
+  it('default to 64 MiB per answer, 128 sockets and 20000 subscriptions per remote', () => {
     expect(normalizeOptions({})).toMatchObject({
       maxResponseBytes: 67108864,
       maxSocketsPerRemote: 128,
-      maxSubscriptionConnectionsPerRemote: 100,
+      maxSubscriptionsPerRemote: 20000,
     });
   });
 
-  it.each(['maxResponseBytes', 'maxSocketsPerRemote', 'maxSubscriptionConnectionsPerRemote'] as const)(
+  it('reads maxSubscriptionConnectionsPerRemote as maxSubscriptionsPerRemote when that one is not given', () => {
+    expect(normalizeOptions({ maxSubscriptionConnectionsPerRemote: 7 }).maxSubscriptionsPerRemote).toBe(7);
+    expect(normalizeOptions({ maxSubscriptionConnectionsPerRemote: 7, maxSubscriptionsPerRemote: 9 }).maxSubscriptionsPerRemote).toBe(9);
+  });
+
+  it.each(['maxResponseBytes', 'maxSocketsPerRemote', 'maxSubscriptionsPerRemote', 'maxSubscriptionConnectionsPerRemote'] as const)(
     'refuses a %s that is not a positive integer',
     (name) => {
       for (const value of [0, -1, 1.5, Number.POSITIVE_INFINITY, '10']) {

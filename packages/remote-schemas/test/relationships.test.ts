@@ -219,6 +219,27 @@ describe('arguments', () => {
     expect(commerce.counts()).toEqual([1, 1, 0]);
     expect(usersQueries()[0]).toMatch(/\$n: Int/);
   });
+
+  it('serves an operation whose variables are used only by relationship arguments', async () => {
+    const response = await gateway.post({
+      query: 'query Plans($n: Int!) { order(id: "1") { id samePlan(limit: $n) { id } } }',
+      variables: { n: 1 },
+    });
+    expect(response.body).toEqual({ data: { order: { id: '1', samePlan: [{ id: '1' }] } } });
+    expect(commerce.counts()).toEqual([1, 1, 0]);
+    // The source is asked without the variable it does not use (a remote refuses unused ones).
+    const source = commerce.orders.received[0]!.body as { query: string; variables?: Record<string, unknown> };
+    expect(source.query).not.toMatch(/\$n\b/);
+    expect(source.variables ?? {}).not.toHaveProperty('n');
+    // The target gets it, declared with its type.
+    expect(usersQueries()[0]).toMatch(/\$n: Int!/);
+    expect(Object.values(usersVariables()[0]!)).toContain(1);
+    // Without the required variable: a GraphQL error naming it, and no call at all.
+    commerce.reset();
+    const missing = await gateway.post({ query: 'query Plans($n: Int!) { order(id: "1") { samePlan(limit: $n) { id } } }' });
+    expect(missing.body.errors?.[0]?.message).toMatch(/\$n/);
+    expect(commerce.counts()).toEqual([0, 0, 0]);
+  });
 });
 
 describe('the batch option', () => {

@@ -41,10 +41,14 @@ export async function openMetadata(settings: ResolvedSettings, options: Metadata
       metrics?.countRemoteRequest(event.remoteSchema, event.outcome, event.durationSeconds);
     };
   }
-  if (metrics !== undefined) hooks.onSchemaSwap = (event) => metrics.countSchemaSwap(event.remoteSchemas);
+  if (metrics !== undefined) {
+    hooks.onSchemaSwap = (event) => metrics.countSchemaSwap(event.remoteSchemas);
+    hooks.onSubscriptionRefused = (event) => metrics.countRefusedSubscription(event.remoteSchema);
+  }
   const registry = createRemoteSchemaRegistry({
     logger,
     maxResponseBytes: settings.maxRemoteResponseSize,
+    maxSubscriptionsPerRemote: settings.maxSubscriptionsPerRemote,
     // The role's schema and presets, the x-request-id sent on and the forwarded headers all come
     // from the request's record, whatever the context (Yoga's, graphql-ws's, the direct lane's).
     getSession: sessionOfRecord(records),
@@ -69,8 +73,9 @@ export async function openMetadata(settings: ResolvedSettings, options: Metadata
 }
 
 /** The `/healthz` line of the metadata's state. */
-export function healthOf(service: MetadataService): string {
+export function healthOf(service: MetadataService, otherWarning?: string): string {
   if (!service.isStoreReachable()) return 'WARN: metadata store unreachable';
-  return service.isConsistent() ? 'OK' : 'WARN: inconsistent metadata';
+  if (!service.isConsistent()) return 'WARN: inconsistent metadata';
+  return otherWarning ?? 'OK';
 }
 

@@ -15,8 +15,10 @@ import { clientErrorAnswer, noteOperation, remoteCallCounter, trackRequests, upg
 import { useServiceRoutes } from './http/routes.js';
 import { useConfigRoute } from './http/config-route.js';
 import { useSessionRoute } from './http/session-route.js';
-import { useThrownValidationErrors } from './http/validation-errors.js';
+import { useHasuraErrorCodes, useThrownValidationErrors } from './http/validation-errors.js';
 import { Cleanups, listen, shutDown } from './lifecycle.js';
+import { createLockdown } from './lockdown/enforce.js';
+import { useLockdown, useTimeLimit } from './lockdown/plugin.js';
 import { healthOf, openMetadata } from './metadata.js';
 import { createLogger, type Logger, type ServerLogger } from './observability/logger.js';
 import { ServerMetrics } from './observability/metrics.js';
@@ -86,6 +88,17 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       onRemoteCall: countsRemoteCalls ? remoteCallCounter(records) : undefined,
       cleanups,
     });
+    const lockdown = createLockdown({
+      document: () => service.document(),
+      onDocumentChange: (listener) => service.onDocumentChange(listener),
+      enableAllowlist: settings.enableAllowlist,
+      trustProxy: settings.trustProxy,
+      rateLimitRedisUrl: settings.rateLimitRedisUrl,
+      rateLimitKeyPrefix: settings.rateLimitKeyPrefix,
+      logger,
+      ...(metrics && { onRejected: (reason) => metrics.countRejectedOperation(reason) }),
+    });
+    cleanups.add(() => lockdown.dispose());
     // The console's build, read once (`enableConsole`); a missing build stops the start.
     const consoleFiles = settings.enableConsole ? await loadConsole(settings.consoleRoot) : undefined;
     const parserCaches = boundedParserCaches();
@@ -108,7 +121,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       ...(consoleFiles ? [useConsole(consoleFiles)] : []),
       useSessionRoute({ resolve: (headers) => resolver.resolve(headers), logger }),
       useConfigRoute({ resolve: (headers) => resolver.resolve(headers), logger, version: VERSION, settings }),
-      useServiceRoutes({ version: VERSION, health: () => healthOf(service) }),
+      useServiceRoutes({ version: VERSION, health: () => healthOf(service, lockdown.warning()) }),
       ...(metrics ? [useMetricsEndpoint(metrics, { metricsSecret: settings.metricsSecret, adminSecret: settings.adminSecret })] : []),
       // 5. /v1/metadata authenticates on its own (admin only) and never reaches GraphQL.
       useMetadataApi({
@@ -116,6 +129,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         registry,
         store,
         logger,
+        maxBodyBytes: settings.maxMetadataBodySize,
         // A session's isAdmin is its role being `admin` (only the admin role may change metadata).
         authenticate: (request: Request) => resolver.resolve(request.headers),
         // A page in a browser must not change the metadata of a server on its visitor's machine:
@@ -131,12 +145,17 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       useOperationLimits({ parse: limitedParse }),
       //    graphql-js 16 throws from validation for a few documents instead of reporting: reported.
       useThrownValidationErrors(),
+      useHasuraErrorCodes(),
       // 8. Marks an admin's errors as they leave execution, before Yoga's masking (which runs after).
       masking.plugin,
+      //    The allow list and API limits of each operation (of a batch too), before any remote is called.
+      useLockdown(lockdown, records),
       // 9. The role's schema (chosen in onEnveloped, from the session above) and the remotes' execution.
       useRemoteSchemas(registry),
       // 10. After it: an operation the direct lane already ran gets the remotes' answer it has.
       useDirectLaneHandover(records, { onExecutionStarted: backdateExecution }),
+      // 11. Last: the role's time limit around the execution the plugins above chose.
+      useTimeLimit(lockdown, records),
     ];
     const yoga = createYoga({
       graphqlEndpoint: GRAPHQL_PATH,
@@ -148,6 +167,8 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       // Our own CORS, body limit and error masking (exact headers, answers and admin rule).
       cors: false,
       maxRequestBodySize: false,
+      // Hasura's batches: a JSON array of operations (bounded by the body limit and the roles' batch limits).
+      batching: { limit: Number.MAX_SAFE_INTEGER },
       maskedErrors: masking.maskedErrors,
       parserAndValidationCache: parserCaches,
       plugins,
@@ -165,6 +186,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
           parse: limitedParse,
           corsHeaders: (origin) => corsAnswerHeaders(origins, origin),
           onOperation: noteOperation,
+          lockdown,
           ...(metrics && { onAnswered: (type: 'query' | 'mutation', seconds: number) => countDirectAnswer(metrics, type, seconds) }),
           onUnexpectedError: (error) => logger.error('the direct lane failed to answer a request:', error),
         })
@@ -193,7 +215,10 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         logger,
       }),
     );
-    serveGraphqlWs(webSockets.server, graphqlWs, { logger, ...(metrics && { onSocket: (socket) => metrics.trackWebSocket(socket) }) });
+    serveGraphqlWs(webSockets.server, graphqlWs, {
+      logger,
+      ...(metrics && { onSocket: (socket) => metrics.trackWebSocket(socket), onSlowClient: () => metrics.countSlowClientClose() }),
+    });
 
     await listen(httpServer, host, port);
     const address = httpServer.address();

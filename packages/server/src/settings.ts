@@ -294,7 +294,71 @@ export const SETTINGS = {
     default: () => process.env['SVC_GRAPHQL_DIRECT_LANE'] !== 'off',
     description: 'answer operations of remotes alone before Yoga',
   }),
+  /**
+   * Largest body of a request to `/v1/metadata`, in bytes: larger ones are answered 413
+   * `payload-too-large` before they are read to the end. @default 16777216 (16 MiB)
+   */
+  maxMetadataBodySize: setting({
+    flag: '--max-metadata-body-size',
+    env: 'SVC_GRAPHQL_MAX_METADATA_BODY_SIZE',
+    kind: positiveInteger('BYTES'),
+    default: 16_777_216,
+    description: 'body of a request to /v1/metadata',
+  }),
+  /** Match the operations of every role but admin against the allow list of the metadata. @default false */
+  enableAllowlist: setting({
+    flag: '--enable-allowlist',
+    env: 'SVC_GRAPHQL_ENABLE_ALLOWLIST',
+    kind: flag,
+    default: false,
+    description: 'run only allow-listed operations (admin excepted)',
+  }),
+  /** Redis shared by every instance for rate limits (`redis://` or `rediss://`); without it each instance counts alone. */
+  rateLimitRedisUrl: setting({
+    flag: '--rate-limit-redis-url',
+    env: 'SVC_GRAPHQL_RATE_LIMIT_REDIS_URL',
+    kind: checkedText('URL', redisUrl),
+    description: 'rate limits counted in this Redis, shared by every instance',
+  }),
+  /** How many proxies in front of the server append to `X-Forwarded-For` (0: the socket's address is the client). @default 0 */
+  trustProxy: setting({
+    flag: '--trust-proxy',
+    env: 'SVC_GRAPHQL_TRUST_PROXY',
+    kind: nonNegativeInteger('N'),
+    default: 0,
+    description: 'the client IP is the N-th address from the right of X-Forwarded-For',
+  }),
+  /** The prefix of the Redis keys of rate limits (instances sharing counts use the same). @default 'svc-graphql:rate:' */
+  rateLimitKeyPrefix: setting({
+    flag: '--rate-limit-key-prefix',
+    env: 'SVC_GRAPHQL_RATE_LIMIT_KEY_PREFIX',
+    kind: text('PREFIX', { nonEmpty: true }),
+    default: 'svc-graphql:rate:',
+    description: 'prefix of the Redis keys of rate limits',
+  }),
+  /**
+   * Most subscriptions open at once to one remote schema (each client subscription counts); past
+   * it, a subscription is answered `too many subscriptions to remote schema "<name>"`. @default 20000
+   */
+  maxSubscriptionsPerRemote: setting({
+    flag: '--max-subscriptions-per-remote',
+    env: 'SVC_GRAPHQL_MAX_SUBSCRIPTIONS_PER_REMOTE',
+    kind: positiveInteger('N'),
+    default: 20_000,
+    description: 'subscriptions open at once to one remote',
+  }),
 };
+
+/** A Redis URL: `redis://` or `rediss://` with a host. */
+function redisUrl(value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    invalid('expected a redis:// or rediss:// URL');
+  }
+  if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') invalid('expected a redis:// or rediss:// URL with a host');
+}
 
 type Table = typeof SETTINGS;
 export type SettingName = keyof Table;

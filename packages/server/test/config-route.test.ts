@@ -53,8 +53,24 @@ describe('GET /v1alpha1/config', () => {
     expect(user).toMatchObject({ status: 403, body: { error: 'restricted access : admin only', code: 'access-denied', path: '$' } });
   });
 
-  it('reads the allow list and the shared rate limit store from the settings when the server has them', () => {
-    expect(configOf({ enableAllowlist: true, rateLimitRedisUrl: 'redis://127.0.0.1:6379' }, '1.0.0')).toMatchObject({ is_allow_list_enabled: true, rate_limit_store: 'redis' });
-    expect(configOf({}, '1.0.0')).toMatchObject({ is_allow_list_enabled: false, rate_limit_store: 'local', is_admin_secret_set: false });
+  it('says the allow list is enforced and where rate limits are counted when the server is started so', async () => {
+    const other = await createServer({
+      port: 0,
+      databaseUrl: `file:${join(dir, 'other.json')}`,
+      adminSecret: ADMIN_SECRET,
+      enableAllowlist: true,
+      rateLimitRedisUrl: 'redis://127.0.0.1:6379',
+      rateLimitKeyPrefix: `config-route-${process.pid}:`,
+      logger: quiet,
+    });
+    try {
+      const response = await fetch(`${other.url}/v1alpha1/config`, { headers: { 'x-svc-admin-secret': ADMIN_SECRET } });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ is_allow_list_enabled: true, rate_limit_store: 'redis' });
+    } finally {
+      await other.close();
+    }
+    expect(configOf({ enableRemoteSchemaPermissions: false, enableAllowlist: false, enableConsole: false }, '1.0.0'))
+      .toMatchObject({ is_allow_list_enabled: false, rate_limit_store: 'local', is_admin_secret_set: false });
   });
 });

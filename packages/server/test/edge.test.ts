@@ -116,6 +116,35 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+describe('the body of a metadata request', () => {
+  const replace = (comment: string) =>
+    JSON.stringify({ type: 'replace_metadata', args: { version: 3, remote_schemas: [{ name: 'sample', definition: { url: remote.url }, comment }] } });
+  const metadata = (server: SvcGraphqlServer, body: string) =>
+    fetch(`${server.url}/v1/metadata`, { method: 'POST', headers: { 'content-type': 'application/json', ...ADMIN }, body });
+
+  it('is bounded by --max-metadata-body-size: over it, 413 payload-too-large in the metadata error shape', async () => {
+    const server = await start({ maxMetadataBodySize: 8192 });
+    const over = await metadata(server, replace('c'.repeat(10_000)));
+    expect(over.status).toBe(413);
+    expect(await over.json()).toEqual({ error: 'request body is larger than 8192 bytes', path: '$', code: 'payload-too-large' });
+    // Nothing was replaced; a body under the limit is served.
+    const under = await metadata(server, replace('short'));
+    expect(under.status).toBe(200);
+    expect(await under.json()).toEqual({ message: 'success' });
+  });
+
+  it('takes a replace_metadata document of several MiB under the default (16 MiB)', async () => {
+    const server = await start();
+    const body = replace('c'.repeat(5 * 1024 * 1024));
+    const response = await metadata(server, body);
+    expect(await response.json()).toEqual({ message: 'success' });
+    expect(response.status).toBe(200);
+    const tooLarge = await metadata(server, replace('c'.repeat(16 * 1024 * 1024)));
+    expect(tooLarge.status).toBe(413);
+    expect(await tooLarge.json()).toEqual({ error: 'request body is larger than 16777216 bytes', path: '$', code: 'payload-too-large' });
+  });
+});
+
 describe('request limits', () => {
   let server: SvcGraphqlServer;
   beforeAll(async () => {

@@ -93,7 +93,7 @@ function parseJson(response: ReadResponse, text = response.text): unknown {
 
 /**
  * Every answer of `/v1/graphql`: read to its end in time (`send` enforces it), no 5xx; JSON, or
- * nothing for some 4xx; with 200, `data` or `errors`; a list of messages for errors; never an
+ * nothing for some 4xx; with 200, `data` or `errors` (in each answer of a batch); a list of messages for errors; never an
  * internal error behind Yoga's mask. An event stream (SSE) carries errors as events too, whatever
  * its status, and has JSON events.
  */
@@ -112,6 +112,13 @@ function checkGraphqlAnswer(response: ReadResponse): void {
     return;
   }
   const body = parseJson(response);
+  // A batch (a JSON array of operations) is answered with the array of their answers.
+  if (Array.isArray(body) && response.status === 200) for (const answer of body) checkAnswerObject(answer, response);
+  else checkAnswerObject(body, response);
+}
+
+/** One GraphQL answer: an object, with `data` or `errors` under 200, errors a list of messages, none masked. */
+function checkAnswerObject(body: unknown, response: ReadResponse): void {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new UnexpectedAnswer('a body that is not an object', response);
   }

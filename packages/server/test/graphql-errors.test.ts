@@ -206,7 +206,7 @@ describe('an error before execution', () => {
     const error = {
       message: 'Argument "if" of required type "Boolean!" was provided the variable "$d" which was not provided a runtime value.',
       locations: [{ line: 1, column: 59 }],
-      extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+      extensions: { code: 'validation-failed', path: '$' },
     };
     for (const accept of [JSON_TYPE, GRAPHQL_RESPONSE]) {
       expect(await post(request, accept)).toEqual({ status: accept === JSON_TYPE ? 200 : 400, body: { errors: [error] } });
@@ -215,8 +215,8 @@ describe('an error before execution', () => {
     expect(await ws(request)).toEqual({ results: [], refused: [error] });
   });
 
-  it('keeps parse and validation errors as Yoga answers them', async () => {
-    const parseError = { message: 'Syntax Error: Expected Name, found <EOF>.', locations: [{ line: 1, column: 8 }], extensions: { code: 'GRAPHQL_PARSE_FAILED' } };
+  it('answers parse errors with the code parse-failed', async () => {
+    const parseError = { message: 'Syntax Error: Expected Name, found <EOF>.', locations: [{ line: 1, column: 8 }], extensions: { code: 'parse-failed', path: '$' } };
     for (const accept of [JSON_TYPE, GRAPHQL_RESPONSE]) {
       expect(await post({ query: '{ hello' }, accept)).toEqual({ status: accept === JSON_TYPE ? 200 : 400, body: { errors: [parseError] } });
     }

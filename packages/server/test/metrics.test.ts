@@ -301,6 +301,7 @@ describe('GET /v1/metrics after known traffic', () => {
       svc_graphql_remote_request_duration_seconds: { remote_schema: ['sample'], le: /^(\d+(\.\d+)?|\+Inf)$/ },
       svc_graphql_jwt_verifications_total: { result: /^[A-Za-z][A-Za-z0-9_-]*$/ },
       svc_graphql_jwks_fetches_total: { outcome: ['ok', 'error'] },
+      svc_graphql_rejected_operations_total: { reason: ['allowlist', 'introspection', 'depth', 'nodes', 'batch', 'time', 'rate'] },
     };
     const own = samples.filter((s) => s.name.startsWith('svc_graphql_'));
     expect(own.length).toBeGreaterThan(0);

@@ -191,7 +191,7 @@ class Checker {
       }
       for (const field of Object.values(fields)) {
         if (isNonNullType(field.type) && field.defaultValue === undefined && !Object.hasOwn(value, field.name)) {
-          refuse(`missing required argument "${field.name}"`);
+          refuse(`missing required field "${field.name}" of input type "${nullable.name}"`);
         }
       }
       return;
@@ -270,7 +270,11 @@ function compile(relationship: RemoteRelationship, source: LoadedRemote, lookup:
   for (const lhs of lhsFields as string[]) {
     const field = fields[lhs];
     if (!field || !isJoinable(field)) {
-      refuse(`field with name "${lhs}" is not provided by the lhs entity; the allowed fields are ${englishList(allowed.map((f) => f.name))}`);
+      const choice =
+        allowed.length === 0
+          ? `type "${typeName}" has no field to join on (a field without arguments whose type is a scalar, an enum, or a list of them)`
+          : `the allowed fields are ${englishList(allowed.map((f) => f.name))}`;
+      refuse(`field with name "${lhs}" is not provided by the lhs entity; ${choice}`);
     }
     joinFields.set(lhs, { name: lhs, type: field.type });
   }

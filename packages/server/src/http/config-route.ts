@@ -1,4 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
+import type { ResolvedSettings } from '../settings.js';
 import { sessionOfGet, type SessionRouteOptions } from './session-route.js';
 
 /** Where an admin reads how this server is set up (what the metadata does not say). */
@@ -18,25 +19,26 @@ export interface ConfigAnswer {
 
 export interface ConfigRouteOptions extends SessionRouteOptions {
   version: string;
-  /** The resolved settings; read by name, so that a setting this server does not have reads as off. */
-  settings: object;
+  /** The server's resolved settings. */
+  settings: ResolvedSettings;
 }
 
 function json(fetchAPI: { Response: typeof Response }, status: number, body: unknown): Response {
   return new fetchAPI.Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
 }
 
-/** The answer, from the settings as resolved (a setting absent from them is off). */
-export function configOf(settings: object, version: string): ConfigAnswer {
-  const value = (name: string): unknown => (settings as Record<string, unknown>)[name];
-  const redisUrl = value('rateLimitRedisUrl');
+/** The answer, from the settings as resolved. */
+export function configOf(
+  settings: Pick<ResolvedSettings, 'adminSecret' | 'enableRemoteSchemaPermissions' | 'enableAllowlist' | 'rateLimitRedisUrl' | 'enableConsole'>,
+  version: string,
+): ConfigAnswer {
   return {
     version,
-    is_admin_secret_set: typeof value('adminSecret') === 'string',
-    is_remote_schema_permissions_enabled: value('enableRemoteSchemaPermissions') === true,
-    is_allow_list_enabled: value('enableAllowlist') === true,
-    rate_limit_store: typeof redisUrl === 'string' && redisUrl !== '' ? 'redis' : 'local',
-    is_console_enabled: value('enableConsole') === true,
+    is_admin_secret_set: settings.adminSecret !== undefined,
+    is_remote_schema_permissions_enabled: settings.enableRemoteSchemaPermissions,
+    is_allow_list_enabled: settings.enableAllowlist,
+    rate_limit_store: settings.rateLimitRedisUrl !== undefined && settings.rateLimitRedisUrl !== '' ? 'redis' : 'local',
+    is_console_enabled: settings.enableConsole,
   };
 }
 

@@ -5,6 +5,9 @@ import type { Plugin } from 'graphql-yoga';
 import type { LRUCache } from 'lru-cache';
 import { SessionError, type Session, type SessionResolver } from '@svc-graphql/jwt-session';
 import { remoteOperationRunner, type RemoteSchemaRegistry } from '@svc-graphql/remote-schemas';
+import type { Lockdown } from '../lockdown/enforce.js';
+import { markChecked } from '../lockdown/plugin.js';
+import { rejectionBody } from '../lockdown/rejections.js';
 import type { Handover, RequestRecord, RequestRecords } from '../request-record.js';
 
 /**
@@ -59,6 +62,8 @@ export interface DirectLaneOptions {
   onOperation?: (record: RequestRecord, type: 'query' | 'mutation', name: string | null) => void;
   /** An answer written by the lane (metrics). */
   onAnswered?: (type: 'query' | 'mutation', seconds: number) => void;
+  /** The allow list and API limits: checked before the remotes are called; a refusal is answered here. */
+  lockdown?: Lockdown;
   /** A failure of the lane itself (a bug: every expected failure is handed to Yoga); answered 500. */
   onUnexpectedError?: (error: unknown) => void;
 }
@@ -200,6 +205,24 @@ export function createDirectLane(
     const { lane, document } = found;
     record.session = session;
     record.role = session.role;
+    const { lockdown } = options;
+    if (lockdown !== undefined) {
+      const rejection = await lockdown.check({ session, document, operationName, req });
+      if (rejection !== undefined) {
+        const text = JSON.stringify(rejectionBody(rejection));
+        const headers: Record<string, string | number> = { 'content-type': `${mediaType}; charset=utf-8`, 'content-length': Buffer.byteLength(text) };
+        if (rejection.retryAfterSeconds !== undefined) headers['retry-after'] = String(rejection.retryAfterSeconds);
+        const cors = options.corsHeaders(req.headers.origin);
+        if (cors) Object.assign(headers, cors);
+        if (res.destroyed) return;
+        res.writeHead(rejection.status, headers);
+        res.end(text);
+        return;
+      }
+      markChecked(record);
+      // An operation under a time limit runs on Yoga's path, which keeps to it.
+      if (lockdown.timeLimitMs(session) !== undefined) return handOver(req, res, body, record, handover);
+    }
     options.onOperation?.(record, lane.type, lane.name);
     const started = performance.now();
     // What remote-schemas reads of a context: the request's record (its session, id and headers,

@@ -140,6 +140,9 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
+/** The reasons of `svc_graphql_rejected_operations_total`. */
+const REJECTION_REASONS = ['allowlist', 'introspection', 'depth', 'nodes', 'batch', 'time', 'rate'] as const;
+
 /** The server's metrics: what the hot path adds to, and the registry `/v1/metrics` serves. */
 export class ServerMetrics {
   /** Counters and gauges. */
@@ -153,11 +156,16 @@ export class ServerMetrics {
   readonly #jwtResults = new Map<string, number>();
   /** ok, error */
   readonly #jwksFetches = new Float64Array(2);
+  /** `svc_graphql_rejected_operations_total`, by reason. */
+  readonly #rejected = new Map<string, number>(REJECTION_REASONS.map((reason) => [reason, 0]));
   #schemaSwaps = 0;
   /** The remote schemas of the live metadata, once a swap told them. */
   #presentRemotes: ReadonlySet<string> | undefined;
   #webSockets = 0;
   #subscriptions = 0;
+  /** `svc_graphql_remote_subscriptions_refused_total`, by remote schema. */
+  readonly #refusedSubscriptions = new Map<string, number>();
+  #slowClientCloses = 0;
   #metadata: MetadataGauges | undefined;
 
   constructor() {
@@ -226,6 +234,17 @@ export class ServerMetrics {
         this.inc({ outcome: 'error' }, jwks[1] as number);
       },
     });
+    const rejected = this.#rejected;
+    new Counter({
+      name: 'svc_graphql_rejected_operations_total',
+      help: 'Operations refused by the allow list, introspection options or API limits, by reason.',
+      labelNames: ['reason'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [reason, count] of rejected) this.inc({ reason }, count);
+      },
+    });
     const self = this;
     new Gauge({
       name: 'svc_graphql_websocket_connections',
@@ -241,6 +260,26 @@ export class ServerMetrics {
       registers: [registry],
       collect() {
         this.set(self.#subscriptions);
+      },
+    });
+    const refused = this.#refusedSubscriptions;
+    new Counter({
+      name: 'svc_graphql_remote_subscriptions_refused_total',
+      help: 'Subscriptions refused because their remote schema had the most subscriptions open (--max-subscriptions-per-remote), by remote schema.',
+      labelNames: ['remote_schema'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [remoteSchema, count] of refused) this.inc({ remote_schema: remoteSchema }, count);
+      },
+    });
+    new Counter({
+      name: 'svc_graphql_websocket_slow_client_closes_total',
+      help: 'WebSocket connections closed with 1013 because more than 1 MiB was waiting to be sent to them.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(self.#slowClientCloses);
       },
     });
     new Counter({
@@ -317,6 +356,11 @@ export class ServerMetrics {
     results.set(key, (results.get(key) ?? 0) + 1);
   }
 
+  /** An operation refused by a lock-down check. */
+  countRejectedOperation(reason: (typeof REJECTION_REASONS)[number]): void {
+    this.#rejected.set(reason, (this.#rejected.get(reason) ?? 0) + 1);
+  }
+
   countJwksFetch(outcome: 'ok' | 'error'): void {
     (this.#jwksFetches[outcome === 'ok' ? 0 : 1] as number)++;
   }
@@ -336,6 +380,18 @@ export class ServerMetrics {
       this.#remotes.delete(name);
       this.#remoteDuration.forget(name);
     }
+    for (const name of this.#refusedSubscriptions.keys()) if (!present.has(name)) this.#refusedSubscriptions.delete(name);
+  }
+
+  /** A subscription refused: `remoteSchema` had the most subscriptions open. */
+  countRefusedSubscription(remoteSchema: string): void {
+    if (this.#presentRemotes !== undefined && !this.#presentRemotes.has(remoteSchema)) return;
+    this.#refusedSubscriptions.set(remoteSchema, (this.#refusedSubscriptions.get(remoteSchema) ?? 0) + 1);
+  }
+
+  /** A WebSocket closed with 1013: too much was waiting to be sent to it. */
+  countSlowClientClose(): void {
+    this.#slowClientCloses++;
   }
 
   /** Counts `socket` among the open WebSocket connections until it closes. */

@@ -19,6 +19,11 @@ import type { Logger } from '../observability/logger.js';
  *
  * Idle sockets are pinged every `keepAliveMs` and terminated when the pong does not come back
  * within as long (the `use/ws` default, 12 seconds).
+ *
+ * Backpressure: a message is handed to the socket without waiting for it to be flushed, and a
+ * socket that still has more than {@link MAX_WAITING_BYTES} waiting when the next message comes
+ * (a client that stopped reading) is closed with 1013 `Try Again Later`; its operations end at once
+ * (their upstream subscriptions are released) rather than when the close handshake ends.
  */
 export interface GraphqlWsTransportOptions {
   logger: Logger;
@@ -26,7 +31,14 @@ export interface GraphqlWsTransportOptions {
   keepAliveMs?: number;
   /** A socket was accepted (metrics count it until it closes). */
   onSocket?: (socket: WebSocket) => void;
+  /** A socket was closed with 1013: too much was waiting to be sent to it. */
+  onSlowClient?: () => void;
 }
+
+/** Bytes waiting to be sent to one client past which it is closed with 1013. */
+export const MAX_WAITING_BYTES = 1024 * 1024;
+/** The close code of a client too slow to read what it is sent (RFC 6455 registry: Try Again Later). */
+export const SLOW_CLIENT_CLOSE_CODE = 1013;
 
 /** What graphql-ws gives its hooks as `ctx.extra`. */
 export interface SocketExtra {
@@ -47,14 +59,27 @@ export function serveGraphqlWs(wsServer: WebSocketServer, server: Server<SocketE
     onSocket?.(socket);
     socket.on('error', (error) => logger.debug('WebSocket closed for a protocol error of the client:', describeError(error)));
     const keepAlive = keepAliveMs > 0 ? startKeepAlive(socket, keepAliveMs) : undefined;
+    let ended: Promise<void> | undefined;
+    const end = (code: number, reason: string) => {
+      keepAlive?.stop();
+      ended ??= closed(code, reason).catch((error: unknown) => logger.error('closing a graphql-ws connection failed:', error));
+    };
     const closed = server.opened(
       {
         protocol: socket.protocol,
-        send: (data) =>
-          new Promise<void>((done, fail) => {
-            if (socket.readyState !== socket.OPEN) return done();
-            socket.send(data, (error) => (error ? fail(error) : done()));
-          }),
+        send: async (data) => {
+          if (socket.readyState !== socket.OPEN) return;
+          if (socket.bufferedAmount > MAX_WAITING_BYTES) {
+            const reason = 'Try Again Later';
+            logger.warn(`WebSocket closed with ${SLOW_CLIENT_CLOSE_CODE}: more than ${MAX_WAITING_BYTES} bytes were waiting to be sent to it`);
+            options.onSlowClient?.();
+            socket.close(SLOW_CLIENT_CLOSE_CODE, reason);
+            end(SLOW_CLIENT_CLOSE_CODE, reason);
+            return;
+          }
+          // Not waiting for the flush: a slow client is found by what waits for it (above).
+          socket.send(data);
+        },
         close: (code, reason) => socket.close(code, reason),
         onMessage: (handle) =>
           socket.on('message', (data) => {
@@ -71,10 +96,7 @@ export function serveGraphqlWs(wsServer: WebSocketServer, server: Server<SocketE
       },
       { socket, request },
     );
-    socket.once('close', (code, reason) => {
-      keepAlive?.stop();
-      closed(code, String(reason)).catch((error: unknown) => logger.error('closing a graphql-ws connection failed:', error));
-    });
+    socket.once('close', (code, reason) => end(code, String(reason)));
   });
 }
 

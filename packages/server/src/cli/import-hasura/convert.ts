@@ -132,7 +132,7 @@ export function convertHasuraMetadata(input: unknown, where: string): ImportResu
       throw notMetadata(where, `${path} is not a remote schema (expected "name" and "definition")`);
     }
     // Relationships to other remote schemas are kept; those to a database are counted as left out.
-    const relationships = convertRemoteRelationships(entry['remote_relationships'], renameHasuraPrefix);
+    const relationships = convertRemoteRelationships(entry['remote_relationships']);
     add('remote_relationships', relationships.skipped);
     return convertRemoteSchema(entry, path, environment, where, relationships.kept);
   });

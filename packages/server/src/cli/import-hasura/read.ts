@@ -170,6 +170,9 @@ class MetadataDirectoryReader {
     if (Buffer.byteLength(text) > this.limits.maxFileBytes) {
       throw new ImportError(shown, `larger than ${String(this.limits.maxFileBytes)} bytes`);
     }
+    // As the Hasura CLI does: an included file that is not YAML (a `.graphql` query of a
+    // collection, a schema document) is its text, as written.
+    if (includedFrom !== undefined && !isYamlFile(file)) return text;
     const value = parseYamlText(text, shown, true);
     return this.resolveIncludes(value, dirname(file), shown, [...chain, real]);
   }
@@ -202,6 +205,11 @@ class MetadataDirectoryReader {
     }
     return value;
   }
+}
+
+/** YAML (JSON included) by its extension; any other included file is read as text. */
+function isYamlFile(file: string): boolean {
+  return /\.(ya?ml|json)$/i.test(file);
 }
 
 /** One YAML document, errors with their position; `!include` read as a tag when `includes`. */

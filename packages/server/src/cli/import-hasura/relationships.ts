@@ -1,6 +1,6 @@
 /**
  * The remote relationships of a Hasura remote schema, for `import-hasura-metadata`: those to
- * another remote schema (`to_remote_schema`) are kept as written; those to a database
+ * another remote schema (`to_remote_schema`) are kept as written (literals included); those to a database
  * (`to_source`) are left out and counted, as svc-graphql has no databases.
  */
 
@@ -10,7 +10,6 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-
 export interface ConvertedRelationships {
   /** `[{type_name, relationships: [{name, definition}]}]` with the relationships kept; `undefined` when none is. */
   kept: JsonObject[] | undefined;
@@ -18,19 +17,12 @@ export interface ConvertedRelationships {
   skipped: number;
 }
 
-/** `value` with `rename` applied to every string in it (at any depth). */
-function renameStrings(value: unknown, rename: (text: string) => string): unknown {
-  if (typeof value === 'string') return rename(value);
-  if (Array.isArray(value)) return value.map((item) => renameStrings(item, rename));
-  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, renameStrings(item, rename)]));
-  return value;
-}
-
 /**
- * The `remote_relationships` of one remote schema of a Hasura export. `rename` is applied to the
- * string values of the arguments (`x-hasura-…` becomes `x-svc-…`, as everywhere in the import).
+ * The `remote_relationships` of one remote schema of a Hasura export. The arguments of a
+ * relationship are literals or `$field` values, never session variables: a string such as
+ * `"x-hasura-tenant"` is a literal and is kept as written.
  */
-export function convertRemoteRelationships(value: unknown, rename: (text: string) => string): ConvertedRelationships {
+export function convertRemoteRelationships(value: unknown): ConvertedRelationships {
   if (!Array.isArray(value)) return { kept: undefined, skipped: 0 };
   const kept: JsonObject[] = [];
   let skipped = 0;
@@ -44,27 +36,8 @@ export function convertRemoteRelationships(value: unknown, rename: (text: string
       if (!toRemoteSchema) skipped += 1;
       return toRemoteSchema;
     });
-    // As written (a `null` argument value means something, an explicit null), but the prefix.
-    if (relationships.length > 0) kept.push({ type_name: group['type_name'], relationships: relationships.map((r) => renameArguments(r as JsonObject, rename)) });
+    // As written: a `null` argument value means something (an explicit null).
+    if (relationships.length > 0) kept.push({ type_name: group['type_name'], relationships });
   }
   return { kept: kept.length > 0 ? kept : undefined, skipped };
-}
-
-/** The relationship with `rename` applied to the strings of the arguments of every level of its `remote_field`. */
-function renameArguments(relationship: JsonObject, rename: (text: string) => string): JsonObject {
-  const definition = relationship['definition'] as JsonObject;
-  const target = definition['to_remote_schema'] as JsonObject;
-  const renameLevel = (level: unknown, depth: number): unknown => {
-    if (!isObject(level) || depth > 64) return level;
-    return Object.fromEntries(
-      Object.entries(level).map(([field, call]) => {
-        if (!isObject(call)) return [field, call];
-        const renamed: JsonObject = { ...call };
-        if (call['arguments'] !== undefined) renamed['arguments'] = renameStrings(call['arguments'], rename);
-        if (call['field'] !== undefined) renamed['field'] = renameLevel(call['field'], depth + 1);
-        return [field, renamed];
-      }),
-    );
-  };
-  return { ...relationship, definition: { ...definition, to_remote_schema: { ...target, remote_field: renameLevel(target['remote_field'], 0) } } };
 }

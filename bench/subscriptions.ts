@@ -1,0 +1,279 @@
+// `pnpm bench subscriptions`: N subscribers with distinct sessions, one event per second each,
+// subscribed through the gateway and, side by side in the same run, the same clients subscribed
+// directly to the remote. Gateway memory per subscriber, delivery latency (event sent by the
+// remote to event received by the client), CPU per delivered event of the gateway and of the
+// remote, and failed subscriptions (must be 0). Every event is checked: its user is the
+// subscriber's own.
+//
+// BENCH_SUBSCRIBERS: comma-separated N (default 1000,9900); BENCH_DURATION: measured seconds per
+// case (default 15 here); BENCH_WARMUP: seconds after the last subscriber is in (default 3).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient, type Client } from 'graphql-ws';
+import { SignJWT } from 'jose';
+import WebSocket from 'ws';
+import { cpuMicros, startChild, type ChildServer } from './lib/child.js';
+import type { BenchConfig } from './lib/config.js';
+import { CLAIMS_NAMESPACE } from './lib/jwt.js';
+import { metadataOrThrow } from './lib/metadata.js';
+import { header, mib, progress, targets } from './lib/report.js';
+import { formatTable, round } from './lib/table.js';
+import { now } from './lib/ticker-remote.js';
+
+const ADMIN_SECRET = 'bench-subscriptions-admin-secret';
+const JWT_KEY = 'bench-subscriptions-jwt-key-of-at-least-32-characters';
+const QUERY = 'subscription { tick { user seq sentAt } }';
+/** Subscribers connecting at once while they are set up. */
+const CONNECT_BATCH = 250;
+
+const config: BenchConfig = {
+  duration: Number(process.env['BENCH_DURATION'] ?? 15),
+  warmup: Number(process.env['BENCH_WARMUP'] ?? 3),
+  connections: 0,
+  rounds: 1,
+  pin: false,
+  cpuProf: process.env['BENCH_CPU_PROF'] === '1',
+};
+const sizes = (process.env['BENCH_SUBSCRIBERS'] ?? '1000,9900').split(',').map(Number);
+
+interface Tick {
+  user: string;
+  seq: number;
+  sentAt: number;
+}
+
+/** The subscribers of one case and what they received. */
+class Subscribers {
+  readonly clients: Client[] = [];
+  /** Subscriptions that ended, failed, or received an event of another user. */
+  failed = 0;
+  firstEvents = 0;
+  delivered = 0;
+  measuring = false;
+  latencies: number[] = [];
+  readonly #errors = new Map<string, number>();
+
+  error(what: string): void {
+    this.failed++;
+    this.#errors.set(what, (this.#errors.get(what) ?? 0) + 1);
+  }
+
+  errors(): string {
+    return [...this.#errors].map(([what, n]) => `${n} x ${what}`).join('; ');
+  }
+
+  async open(n: number, url: string, params: (i: number) => Promise<Record<string, unknown>>): Promise<void> {
+    for (let from = 0; from < n; from += CONNECT_BATCH) {
+      const batch = Array.from({ length: Math.min(CONNECT_BATCH, n - from) }, (_, j) => from + j);
+      await Promise.all(batch.map(async (i) => this.#subscribe(i, url, await params(i))));
+    }
+  }
+
+  #subscribe(i: number, url: string, connectionParams: Record<string, unknown>): Promise<void> {
+    const user = `user-${i}`;
+    return new Promise<void>((connected) => {
+      const client = createClient({
+        url,
+        webSocketImpl: WebSocket,
+        connectionParams,
+        retryAttempts: 0,
+        lazy: false,
+        on: { connected: () => connected(), closed: () => connected() },
+        onNonLazyError: (error) => {
+          this.error(`connection: ${String((error as { code?: unknown }).code ?? error)}`);
+          connected();
+        },
+      });
+      this.clients.push(client);
+      let first = true;
+      client.subscribe<{ tick: Tick }>(
+        { query: QUERY },
+        {
+          next: (result) => {
+            const tick = result.data?.tick;
+            if (!tick || tick.user !== user) {
+              this.error(tick ? 'event of another user' : `result: ${JSON.stringify(result).slice(0, 200)}`);
+              return;
+            }
+            if (first) {
+              first = false;
+              this.firstEvents++;
+            }
+            if (this.measuring) {
+              this.delivered++;
+              this.latencies.push(now() - tick.sentAt);
+            }
+          },
+          error: (error) => this.error(`error: ${JSON.stringify(error).slice(0, 200)}`),
+          complete: () => this.error('completed'),
+        },
+      );
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.clients.splice(0).map((client) => client.dispose()));
+  }
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return true;
+}
+
+const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+
+interface Measured {
+  n: number;
+  route: 'direct' | 'gateway';
+  failed: number;
+  errors: string;
+  delivered: number;
+  p50: number;
+  p99: number;
+  remoteCpuPerEvent: number;
+  gatewayCpuPerEvent?: number;
+  rssPerSubscriber?: number;
+  heapPerSubscriber?: number;
+  rssMiB?: number;
+}
+
+async function measure(
+  n: number,
+  route: Measured['route'],
+  remote: ChildServer,
+  gateway: ChildServer | undefined,
+  url: string,
+  params: (i: number) => Promise<Record<string, unknown>>,
+): Promise<Measured> {
+  const subscribers = new Subscribers();
+  const idle = gateway && (await gateway.stats(true));
+  progress(`  ${route}, ${n} subscribers: connecting`);
+  await subscribers.open(n, url, params);
+  // Every subscriber had its first event (the remote sends it within a second).
+  await until(() => subscribers.firstEvents + subscribers.failed >= n, 30_000);
+  progress(`  ${route}, ${n} subscribers: ${subscribers.firstEvents} receiving, ${subscribers.failed} failed; warm-up ${config.warmup} s`);
+  await sleep(config.warmup);
+  const held = gateway && (await gateway.stats(true));
+  const remoteBefore = await remote.stats();
+  const gatewayBefore = gateway && (await gateway.stats());
+  subscribers.measuring = true;
+  await sleep(config.duration);
+  subscribers.measuring = false;
+  const remoteAfter = await remote.stats();
+  const gatewayAfter = gateway && (await gateway.stats());
+  const sent = (remoteAfter.requests ?? 0) - (remoteBefore.requests ?? 0);
+  const latencies = subscribers.latencies.sort((a, b) => a - b);
+  const result: Measured = {
+    n,
+    route,
+    failed: subscribers.failed + (n - subscribers.firstEvents - subscribers.failed),
+    errors: subscribers.errors(),
+    delivered: subscribers.delivered,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    remoteCpuPerEvent: cpuMicros(remoteBefore, remoteAfter) / Math.max(1, sent),
+  };
+  if (idle && held && gatewayBefore && gatewayAfter) {
+    result.gatewayCpuPerEvent = cpuMicros(gatewayBefore, gatewayAfter) / Math.max(1, subscribers.delivered);
+    result.rssPerSubscriber = (held.rss - idle.rss) / n / 1024;
+    result.heapPerSubscriber = (held.heapUsed - idle.heapUsed) / n / 1024;
+    result.rssMiB = mib(held.rss);
+  }
+  progress(`  ${route}, ${n} subscribers: ${subscribers.delivered} events in ${config.duration} s, p99 ${round(result.p99, 1)} ms; closing`);
+  await subscribers.close();
+  return result;
+}
+
+function token(i: number): Promise<string> {
+  return new SignJWT({ [CLAIMS_NAMESPACE]: { 'x-svc-allowed-roles': ['user'], 'x-svc-default-role': 'user', 'x-svc-user-id': `user-${i}` } })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime('6h')
+    .sign(new TextEncoder().encode(JWT_KEY));
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-subscriptions-'));
+const remote = await startChild('ticker-remote', 'lib/remote-server.ts', { kind: 'ticker' }, config);
+const gateway = await startChild(
+  'svc-graphql',
+  'lib/svc-server.ts',
+  { databaseUrl: `file:${join(dir, 'metadata.json')}`, adminSecret: ADMIN_SECRET, jwtSecret: { type: 'HS256', key: JWT_KEY } },
+  config,
+);
+const results: Measured[] = [];
+try {
+  await metadataOrThrow(gateway.url, ADMIN_SECRET, 'add_remote_schema', { name: 'ticker', definition: { url: remote.url } });
+  const remoteWs = remote.url.replace(/^http/, 'ws');
+  const gatewayWs = `${gateway.url.replace(/^http/, 'ws')}/v1/graphql`;
+  for (const n of sizes) {
+    // The same sessions both ways: directly, the headers the gateway would forward.
+    results.push(await measure(n, 'direct', remote, undefined, remoteWs, async (i) => ({ headers: { 'x-svc-role': 'user', 'x-svc-user-id': `user-${i}` } })));
+    await sleep(2);
+    results.push(await measure(n, 'gateway', remote, gateway, gatewayWs, async (i) => ({ headers: { authorization: `Bearer ${await token(i)}` } })));
+    await sleep(2);
+  }
+} finally {
+  await gateway.close();
+  await remote.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const method =
+  'one remote (graphql-ws, one event per second per subscription, each naming its user) and svc-graphql in child ' +
+  'processes; N graphql-ws clients in this process, each with its own session (a JWT of its own through the gateway; ' +
+  'the same session headers directly), first directly to the remote, then through the gateway. Latency: sent at the ' +
+  'remote to received by the client. Memory: gateway RSS and heap after GC with the N subscribers minus before, per ' +
+  'subscriber. CPU per event: CPU time of the process over the window / events delivered (gateway) or sent (remote).';
+console.log(header('Subscriptions: N subscribers with distinct sessions', config, method));
+console.log('');
+console.log(
+  formatTable(
+    ['N', 'route', 'failed', 'events', 'p50 ms', 'p99 ms', 'gateway RSS KiB/sub', 'gateway heap KiB/sub', 'gateway CPU µs/event', 'remote CPU µs/event'],
+    results.map((r) => [
+      r.n,
+      r.route,
+      r.failed,
+      r.delivered,
+      round(r.p50, 1),
+      round(r.p99, 1),
+      r.rssPerSubscriber === undefined ? '-' : round(r.rssPerSubscriber, 1),
+      r.heapPerSubscriber === undefined ? '-' : round(r.heapPerSubscriber, 1),
+      r.gatewayCpuPerEvent === undefined ? '-' : round(r.gatewayCpuPerEvent, 1),
+      round(r.remoteCpuPerEvent, 1),
+    ]),
+  ),
+);
+for (const r of results) if (r.errors) console.log(`\n${r.route} ${r.n}: ${r.errors}`);
+const largest = Math.max(...sizes);
+const direct = results.find((r) => r.n === largest && r.route === 'direct');
+const through = results.find((r) => r.n === largest && r.route === 'gateway');
+if (direct && through) {
+  console.log('');
+  console.log(
+    targets([
+      // At a few hundred subscribers the RSS moves by less than its noise: a value <= 0 measures nothing.
+      {
+        name: `gateway memory per subscriber at ${largest} <= 30 KiB`,
+        measured: `${round(through.rssPerSubscriber ?? NaN, 1)} KiB`,
+        pass: (through.rssPerSubscriber ?? 0) > 0 && (through.rssPerSubscriber ?? Infinity) <= 30,
+      },
+      { name: 'p99 delivery <= direct + 50 ms', measured: `${round(through.p99, 1)} ms vs ${round(direct.p99, 1)} ms`, pass: through.p99 <= direct.p99 + 50 },
+      {
+        name: 'gateway CPU per event <= 2x the remote\'s',
+        measured: `${round(through.gatewayCpuPerEvent ?? NaN, 1)} µs vs ${round(through.remoteCpuPerEvent, 1)} µs`,
+        pass: (through.gatewayCpuPerEvent ?? Infinity) <= 2 * through.remoteCpuPerEvent,
+      },
+      { name: 'failed subscriptions = 0', measured: String(results.reduce((sum, r) => sum + r.failed, 0)), pass: results.every((r) => r.failed === 0) },
+    ]),
+  );
+}

@@ -1,0 +1,130 @@
+/**
+ * The lock-down checks of the request path: the policy compiled from the metadata (recompiled on
+ * every change), the rate counter (this instance's, or Redis shared by every instance), and the
+ * order of the checks: rate, then allow list, introspection, depth, nodes. Every transport (the
+ * direct lane, Yoga's HTTP path, graphql-ws) asks the same {@link Lockdown}.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { DocumentNode } from 'graphql';
+import type { Session } from '@svc-graphql/jwt-session';
+import type { LockdownMetadata } from '@svc-graphql/metadata-api';
+import { clientIp } from './client-ip.js';
+import { createDocumentFactsCache } from './document-facts.js';
+import { ADMIN_ROLE, compileLockdownPolicy, type LockdownPolicy } from './policy.js';
+import { createLocalRateLimiter, rateLimitKey, type RateLimiter } from './rate-limiter.js';
+import { createRedisRateLimiter } from './redis-rate-limiter.js';
+import { REJECT, type Rejection, type RejectionReason } from './rejections.js';
+
+export interface LockdownOptions {
+  /** The metadata document now, and its changes. */
+  document(): Readonly<LockdownMetadata>;
+  onDocumentChange(listener: (document: Readonly<LockdownMetadata>) => void): () => void;
+  enableAllowlist: boolean;
+  trustProxy: number;
+  rateLimitRedisUrl?: string | undefined;
+  rateLimitKeyPrefix?: string | undefined;
+  logger: { info(...args: unknown[]): void; warn(...args: unknown[]): void; error(...args: unknown[]): void };
+  /** An operation refused (metrics). */
+  onRejected?: (reason: RejectionReason) => void;
+}
+
+/** One operation to check. */
+export interface OperationToCheck {
+  session: Session;
+  document: DocumentNode;
+  operationName: string | null | undefined;
+  /** The Node request (HTTP) or WebSocket upgrade the operation came with: its address and `X-Forwarded-For`. */
+  req: IncomingMessage | undefined;
+}
+
+export interface Lockdown {
+  /** The first check the operation fails (counting it toward its rate limit when it passes that), or `undefined`. */
+  check(operation: OperationToCheck): Rejection | undefined | Promise<Rejection | undefined>;
+  /** A batch of `size` operations against the role's batch limit. */
+  checkBatch(session: Session, size: number): Rejection | undefined;
+  /** The time limit of the role's operations, in milliseconds, if any. */
+  timeLimitMs(session: Session): number | undefined;
+  /** Counts a refusal that was answered outside {@link check} (time, batch). */
+  rejected(rejection: Rejection): void;
+  /** The `/healthz` warning of the rate-limit store, if any. */
+  warning(): string | undefined;
+  dispose(): Promise<void>;
+}
+
+/** The rate counter: Redis shared by every instance with a URL, else this instance's own (said at start). */
+function rateLimiterOf(options: LockdownOptions): RateLimiter {
+  if (options.rateLimitRedisUrl === undefined) {
+    options.logger.info('rate limits are counted by each instance alone (no --rate-limit-redis-url)');
+    return createLocalRateLimiter();
+  }
+  return createRedisRateLimiter({
+    url: options.rateLimitRedisUrl,
+    ...(options.rateLimitKeyPrefix !== undefined && { keyPrefix: options.rateLimitKeyPrefix }),
+    logger: options.logger,
+  });
+}
+
+export function createLockdown(options: LockdownOptions): Lockdown {
+  let policy: LockdownPolicy = compileLockdownPolicy(options.document());
+  const stopWatching = options.onDocumentChange((document) => {
+    try {
+      policy = compileLockdownPolicy(document, policy);
+    } catch (error) {
+      options.logger.error('the lock-down settings of the metadata could not be compiled:', error);
+    }
+  });
+  const facts = createDocumentFactsCache();
+  const limiter = rateLimiterOf(options);
+  const { enableAllowlist, trustProxy } = options;
+
+  const refuse = (rejection: Rejection): Rejection => {
+    options.onRejected?.(rejection.reason);
+    return rejection;
+  };
+
+  const checkOperation = (current: LockdownPolicy, operation: OperationToCheck): Rejection | undefined => {
+    const rejection = current.checkOperation({
+      role: operation.session.role,
+      facts: facts(operation.document),
+      operationName: operation.operationName,
+      allowlistEnabled: enableAllowlist,
+    });
+    return rejection === undefined ? undefined : refuse(rejection);
+  };
+
+  return {
+    check(operation) {
+      const { session, req } = operation;
+      if (session.role === ADMIN_ROLE) return undefined;
+      const current = policy;
+      const rate = current.limitsFor(session.role).rate;
+      if (rate === undefined) return checkOperation(current, operation);
+      const key = rateLimitKey(rate, {
+        role: session.role,
+        ip: clientIp(req?.socket.remoteAddress, req?.headers['x-forwarded-for'], trustProxy),
+        variables: session.variables,
+      });
+      return limiter.hit(key, rate.maxPerMinute).then((decision) =>
+        decision.allowed ? checkOperation(current, operation) : refuse(REJECT.rate(decision.retryAfterSeconds)),
+      );
+    },
+    checkBatch(session, size) {
+      if (session.role === ADMIN_ROLE) return undefined;
+      const rejection = policy.checkBatch(session.role, size);
+      return rejection === undefined ? undefined : refuse(rejection);
+    },
+    timeLimitMs(session) {
+      if (session.role === ADMIN_ROLE) return undefined;
+      const seconds = policy.limitsFor(session.role).timeSeconds;
+      return seconds === undefined ? undefined : seconds * 1000;
+    },
+    rejected(rejection) {
+      options.onRejected?.(rejection.reason);
+    },
+    warning: () => (limiter.isHealthy() ? undefined : 'WARN: rate limit store unreachable'),
+    async dispose() {
+      stopWatching();
+      await limiter.dispose();
+    },
+  };
+}
