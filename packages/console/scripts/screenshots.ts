@@ -111,7 +111,8 @@ async function main(): Promise<void> {
               },
             ],
           },
-          { name: 'users', definition: { url: users.url } },
+          // Its User type and user field would clash with the sample remote's: customized.
+          { name: 'users', definition: { url: users.url, customization: { root_fields_namespace: 'people', type_names: { prefix: 'People_' } } } },
         ],
         query_collections: [{ name: 'storefront', comment: 'what the shop front sends', definition: { queries: [{ name: 'order', query: 'query order($id: ID!) { order(id: $id) { id total user { name } } }' }] } }],
         allowlist: [{ collection: 'storefront', scope: { global: false, roles: ['user'] } }],

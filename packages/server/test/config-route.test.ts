@@ -13,7 +13,7 @@ const dir = mkdtempSync(join(tmpdir(), 'svc-graphql-config-route-'));
 let server: SvcGraphqlServer;
 
 beforeAll(async () => {
-  server = await createServer({ port: 0, databaseUrl: `file:${join(dir, 'metadata.json')}`, adminSecret: ADMIN_SECRET, enableRemoteSchemaPermissions: true, logger: quiet });
+  server = await createServer({ port: 0, databaseUrl: `file:${join(dir, 'metadata.json')}`, adminSecret: ADMIN_SECRET, enableRemoteSchemaPermissions: true, enableAllowlist: true, logger: quiet });
 });
 
 afterAll(async () => {
@@ -34,7 +34,7 @@ describe('GET /v1alpha1/config', () => {
     expect(answer.body).toMatchObject({
       is_admin_secret_set: true,
       is_remote_schema_permissions_enabled: true,
-      is_allow_list_enabled: false,
+      is_allow_list_enabled: true,
       rate_limit_store: 'local',
       is_console_enabled: false,
     });

@@ -37,7 +37,7 @@ function pathText(row: RelationshipRow): string {
 
 /** Every relationship, remote by remote, with edit and delete. */
 export function RelationshipsPage() {
-  const { document, metadata } = useConsole();
+  const { document, metadata, inconsistent } = useConsole();
   const [outcome, setOutcome] = useState<Outcome | undefined>(takeFlash);
   const [deleting, setDeleting] = useState<RelationshipRow>();
   const [busy, setBusy] = useState(false);
@@ -74,6 +74,7 @@ export function RelationshipsPage() {
               <th scope="col">On</th>
               <th scope="col">Joins</th>
               <th scope="col">Target</th>
+              <th scope="col">State</th>
               <th scope="col">
                 <span className="visually-hidden">Actions</span>
               </th>
@@ -92,6 +93,18 @@ export function RelationshipsPage() {
                 <td>
                   {row.definition.to_remote_schema.remote_schema}: <code>{pathText(row)}</code>
                   {row.definition.to_remote_schema.batch ? <span className="badge">batched</span> : null}
+                </td>
+                <td>
+                  {(() => {
+                    const problem = inconsistent.find((object) => object.type === 'remote_schema_remote_relationship' && object.name === `remote_schema_remote_relationship ${row.name} on type ${row.type} in remote schema ${row.remote}`);
+                    return problem ? (
+                      <span className="state state-bad">
+                        Inconsistent: <span className="reason">{problem.reason}</span>
+                      </span>
+                    ) : (
+                      <span className="state state-ok">Consistent</span>
+                    );
+                  })()}
                 </td>
                 <td>
                   <div className="row-actions">
