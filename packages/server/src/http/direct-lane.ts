@@ -209,15 +209,8 @@ export function createDirectLane(
     if (lockdown !== undefined) {
       const rejection = await lockdown.check({ session, document, operationName, req });
       if (rejection !== undefined) {
-        const text = JSON.stringify(rejectionBody(rejection));
-        const headers: Record<string, string | number> = { 'content-type': `${mediaType}; charset=utf-8`, 'content-length': Buffer.byteLength(text) };
-        if (rejection.retryAfterSeconds !== undefined) headers['retry-after'] = String(rejection.retryAfterSeconds);
-        const cors = options.corsHeaders(req.headers.origin);
-        if (cors) Object.assign(headers, cors);
-        if (res.destroyed) return;
-        res.writeHead(rejection.status, headers);
-        res.end(text);
-        return;
+        const retryAfter = rejection.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(rejection.retryAfterSeconds) };
+        return writeAnswer(req, res, mediaType, rejection.status, JSON.stringify(rejectionBody(rejection)), retryAfter);
       }
       markChecked(record);
       // An operation under a time limit runs on Yoga's path, which keeps to it.
@@ -247,17 +240,18 @@ export function createDirectLane(
       return handOver(req, res, body, record, handover);
     }
     options.onAnswered?.(lane.type, (performance.now() - started) / 1000);
+    writeAnswer(req, res, mediaType, 200, JSON.stringify(result));
+  };
+
+  /** Writes a JSON answer of the lane in `mediaType`, with the CORS headers of the request's origin. */
+  function writeAnswer(req: IncomingMessage, res: ServerResponse, mediaType: string, status: number, text: string, extra?: Record<string, string>): void {
     if (res.destroyed) return;
-    const text = JSON.stringify(result);
-    const headers: Record<string, string | number> = {
-      'content-type': `${mediaType}; charset=utf-8`,
-      'content-length': Buffer.byteLength(text),
-    };
+    const headers: Record<string, string | number> = { 'content-type': `${mediaType}; charset=utf-8`, 'content-length': Buffer.byteLength(text), ...extra };
     const cors = options.corsHeaders(req.headers.origin);
     if (cors) Object.assign(headers, cors);
-    res.writeHead(200, headers);
+    res.writeHead(status, headers);
     res.end(text);
-  };
+  }
 
   return (req, res) => {
     const length = req.headers['content-length'];
