@@ -2,6 +2,7 @@ import { useId, useState, type FormEvent } from 'react';
 import { OutcomeView, type Outcome } from '../components/answer.js';
 import { ConfirmDialog } from '../components/dialog.js';
 import { Page } from '../components/page.js';
+import { Table } from '../components/table.js';
 import { useConsole } from '../state.js';
 import type { ConsistencyReport, InconsistentObject, MetadataDocument } from './types.js';
 
@@ -146,27 +147,17 @@ export function MetadataPage() {
           <p className="state state-ok">None: everything in the metadata is served.</p>
         ) : (
           <>
-            <table className="table">
-              <caption className="visually-hidden">Inconsistent objects and why</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Type</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Reason</th>
+            <Table caption="Inconsistent objects and why" columns={['Type', 'Name', 'Reason']}>
+              {inconsistent.map((object) => (
+                <tr key={object.name}>
+                  <td>{object.type}</td>
+                  <th scope="row">
+                    <code>{object.name}</code>
+                  </th>
+                  <td className="reason">{object.reason}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {inconsistent.map((object) => (
-                  <tr key={object.name}>
-                    <td>{object.type}</td>
-                    <th scope="row">
-                      <code>{object.name}</code>
-                    </th>
-                    <td className="reason">{object.reason}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </Table>
             <button type="button" className="danger" onClick={() => setConfirming('drop')} disabled={busy !== undefined}>
               Drop the inconsistent objects…
             </button>

@@ -3,6 +3,7 @@ import { getNamedType, isObjectType, type GraphQLObjectType } from 'graphql';
 import { flash, OutcomeView, takeFlash, type Outcome } from '../components/answer.js';
 import { ConfirmDialog } from '../components/dialog.js';
 import { Page } from '../components/page.js';
+import { Table } from '../components/table.js';
 import { useRemoteSchema } from '../remote-schemas/form-page.js';
 import { Link, navigate, pathOf } from '../router.js';
 import { useConsole } from '../state.js';
@@ -66,60 +67,45 @@ export function RelationshipsPage() {
           No relationship yet. <Link to="/relationships/add">Add one</Link>.
         </p>
       ) : (
-        <table className="table">
-          <caption className="visually-hidden">Remote relationships</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">On</th>
-              <th scope="col">Joins</th>
-              <th scope="col">Target</th>
-              <th scope="col">State</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
+        <Table caption="Remote relationships" columns={['Name', 'On', 'Joins', 'Target', 'State']} actions>
+          {rows.map((row) => (
+            <tr key={`${row.remote}/${row.type}/${row.name}`}>
+              <th scope="row">{row.name}</th>
+              <td>
+                <code>{row.type}</code> of {row.remote}
+              </td>
+              <td>
+                <code>{row.definition.to_remote_schema.lhs_fields.join(', ')}</code>
+              </td>
+              <td>
+                {row.definition.to_remote_schema.remote_schema}: <code>{pathText(row)}</code>
+                {row.definition.to_remote_schema.batch ? <span className="badge">batched</span> : null}
+              </td>
+              <td>
+                {(() => {
+                  const problem = inconsistent.find((object) => object.type === 'remote_schema_remote_relationship' && object.name === `remote_schema_remote_relationship ${row.name} on type ${row.type} in remote schema ${row.remote}`);
+                  return problem ? (
+                    <span className="state state-bad">
+                      Inconsistent: <span className="reason">{problem.reason}</span>
+                    </span>
+                  ) : (
+                    <span className="state state-ok">Consistent</span>
+                  );
+                })()}
+              </td>
+              <td>
+                <div className="row-actions">
+                  <Link to={pathOf('relationships', row.remote, row.type, row.name)} className="button" aria-label={`Modify ${row.name} on ${row.type}`}>
+                    Modify
+                  </Link>
+                  <button type="button" className="danger" onClick={() => setDeleting(row)} aria-label={`Delete ${row.name} on ${row.type}`}>
+                    Delete
+                  </button>
+                </div>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => (
-              <tr key={`${row.remote}/${row.type}/${row.name}`}>
-                <th scope="row">{row.name}</th>
-                <td>
-                  <code>{row.type}</code> of {row.remote}
-                </td>
-                <td>
-                  <code>{row.definition.to_remote_schema.lhs_fields.join(', ')}</code>
-                </td>
-                <td>
-                  {row.definition.to_remote_schema.remote_schema}: <code>{pathText(row)}</code>
-                  {row.definition.to_remote_schema.batch ? <span className="badge">batched</span> : null}
-                </td>
-                <td>
-                  {(() => {
-                    const problem = inconsistent.find((object) => object.type === 'remote_schema_remote_relationship' && object.name === `remote_schema_remote_relationship ${row.name} on type ${row.type} in remote schema ${row.remote}`);
-                    return problem ? (
-                      <span className="state state-bad">
-                        Inconsistent: <span className="reason">{problem.reason}</span>
-                      </span>
-                    ) : (
-                      <span className="state state-ok">Consistent</span>
-                    );
-                  })()}
-                </td>
-                <td>
-                  <div className="row-actions">
-                    <Link to={pathOf('relationships', row.remote, row.type, row.name)} className="button" aria-label={`Modify ${row.name} on ${row.type}`}>
-                      Modify
-                    </Link>
-                    <button type="button" className="danger" onClick={() => setDeleting(row)} aria-label={`Delete ${row.name} on ${row.type}`}>
-                      Delete
-                    </button>
-                  </div>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <ConfirmDialog open={deleting !== undefined} title={`Delete the relationship "${deleting?.name ?? ''}"?`} confirmLabel="Delete" danger busy={busy} onConfirm={() => void remove()} onCancel={() => setDeleting(undefined)}>
         <p>The field leaves the type {deleting?.type} at once.</p>

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { OutcomeView, takeFlash, type Outcome } from '../components/answer.js';
 import { Page } from '../components/page.js';
+import { Table } from '../components/table.js';
 import { dependentInconsistencies, remoteInconsistency, type RemoteSchemaMetadata } from '../metadata/types.js';
 import { Link, pathOf } from '../router.js';
 import { useConsole } from '../state.js';
@@ -48,70 +49,56 @@ export function RemoteSchemasPage() {
           the others.
         </p>
       ) : (
-        <table className="table">
-          <caption className="visually-hidden">Remote schemas and their state</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">URL</th>
-              <th scope="col">State</th>
-              <th scope="col">Permissions</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {remotes.map((remote) => {
-              const problem = remoteInconsistency(inconsistent, remote.name);
-              const dependentProblems = dependentInconsistencies(inconsistent, remote.name);
-              return (
-                <tr key={remote.name}>
-                  <th scope="row">
-                    <Link to={pathOf('remote-schemas', remote.name)}>{remote.name}</Link>
-                    {remote.comment ? <div className="muted">{remote.comment}</div> : null}
-                  </th>
-                  <td>
-                    <code>{remoteLocation(remote)}</code>
-                  </td>
-                  <td>
-                    {problem ? (
-                      <span className="state state-bad">
-                        Inconsistent: <span className="reason">{problem.reason}</span>
-                      </span>
-                    ) : (
-                      <span className="state state-ok">Consistent</span>
-                    )}
-                    {dependentProblems.length > 0 ? (
-                      <div className="state state-bad">
-                        {dependentProblems.length} inconsistent {dependentProblems.length === 1 ? 'dependent' : 'dependents'}
-                      </div>
-                    ) : null}
-                  </td>
-                  <td>
-                    <Link to={pathOf('permissions', remote.name)}>
-                      {(remote.permissions ?? []).length} {(remote.permissions ?? []).length === 1 ? 'role' : 'roles'}
-                      <span className="visually-hidden"> with a permission on {remote.name}</span>
-                    </Link>
-                  </td>
-                  <td>
-                    <div className="row-actions">
-                      <button type="button" disabled={reloading === remote.name} onClick={() => void reload(remote.name).then(setOutcome)} aria-label={`Reload ${remote.name}`}>
-                        {reloading === remote.name ? 'Reloading…' : 'Reload'}
-                      </button>
-                      <Link to={pathOf('remote-schemas', remote.name, 'modify')} className="button" aria-label={`Modify ${remote.name}`}>
-                        Modify
-                      </Link>
-                      <button type="button" className="danger" onClick={() => setRemoving(remote.name)} aria-label={`Remove ${remote.name}`}>
-                        Remove
-                      </button>
+        <Table caption="Remote schemas and their state" columns={['Name', 'URL', 'State', 'Permissions']} actions>
+          {remotes.map((remote) => {
+            const problem = remoteInconsistency(inconsistent, remote.name);
+            const dependentProblems = dependentInconsistencies(inconsistent, remote.name);
+            return (
+              <tr key={remote.name}>
+                <th scope="row">
+                  <Link to={pathOf('remote-schemas', remote.name)}>{remote.name}</Link>
+                  {remote.comment ? <div className="muted">{remote.comment}</div> : null}
+                </th>
+                <td>
+                  <code>{remoteLocation(remote)}</code>
+                </td>
+                <td>
+                  {problem ? (
+                    <span className="state state-bad">
+                      Inconsistent: <span className="reason">{problem.reason}</span>
+                    </span>
+                  ) : (
+                    <span className="state state-ok">Consistent</span>
+                  )}
+                  {dependentProblems.length > 0 ? (
+                    <div className="state state-bad">
+                      {dependentProblems.length} inconsistent {dependentProblems.length === 1 ? 'dependent' : 'dependents'}
                     </div>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+                  ) : null}
+                </td>
+                <td>
+                  <Link to={pathOf('permissions', remote.name)}>
+                    {(remote.permissions ?? []).length} {(remote.permissions ?? []).length === 1 ? 'role' : 'roles'}
+                    <span className="visually-hidden"> with a permission on {remote.name}</span>
+                  </Link>
+                </td>
+                <td>
+                  <div className="row-actions">
+                    <button type="button" disabled={reloading === remote.name} onClick={() => void reload(remote.name).then(setOutcome)} aria-label={`Reload ${remote.name}`}>
+                      {reloading === remote.name ? 'Reloading…' : 'Reload'}
+                    </button>
+                    <Link to={pathOf('remote-schemas', remote.name, 'modify')} className="button" aria-label={`Modify ${remote.name}`}>
+                      Modify
+                    </Link>
+                    <button type="button" className="danger" onClick={() => setRemoving(remote.name)} aria-label={`Remove ${remote.name}`}>
+                      Remove
+                    </button>
+                  </div>
+                </td>
+              </tr>
+            );
+          })}
+        </Table>
       )}
       <RemoveRemoteDialog
         name={removing}

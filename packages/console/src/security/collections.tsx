@@ -4,6 +4,7 @@ import type { Outcome } from '../components/answer.js';
 import { ConfirmDialog } from '../components/dialog.js';
 import { useConsole } from '../state.js';
 import { allowlistOf, collectionsOf, parseRoles, type QueryCollection } from './model.js';
+import { Table } from '../components/table.js';
 
 type Report = (outcome: Outcome) => void;
 
@@ -235,37 +236,25 @@ export function AllowlistSection({ report, enforced }: { report: Report; enforce
       {entries.length === 0 ? (
         <p className="empty">No collection is in the allow list.</p>
       ) : (
-        <table className="table">
-          <caption className="visually-hidden">Allow-listed collections</caption>
-          <thead>
-            <tr>
-              <th scope="col">Collection</th>
-              <th scope="col">For</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
+        <Table caption="Allow-listed collections" columns={['Collection', 'For']} actions>
+          {entries.map((entry) => (
+            <tr key={entry.collection}>
+              <th scope="row">{entry.collection}</th>
+              <td>{entry.scope && !entry.scope.global ? `roles ${(entry.scope.roles ?? []).join(', ')}` : 'every role'}</td>
+              <td>
+                <button
+                  type="button"
+                  className="danger"
+                  disabled={busy}
+                  aria-label={`Remove ${entry.collection} from the allow list`}
+                  onClick={() => void run('drop_collection_from_allowlist', { collection: entry.collection }, `Removed "${entry.collection}" from the allow list.`, 'Removing was refused')}
+                >
+                  Remove
+                </button>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {entries.map((entry) => (
-              <tr key={entry.collection}>
-                <th scope="row">{entry.collection}</th>
-                <td>{entry.scope && !entry.scope.global ? `roles ${(entry.scope.roles ?? []).join(', ')}` : 'every role'}</td>
-                <td>
-                  <button
-                    type="button"
-                    className="danger"
-                    disabled={busy}
-                    aria-label={`Remove ${entry.collection} from the allow list`}
-                    onClick={() => void run('drop_collection_from_allowlist', { collection: entry.collection }, `Removed "${entry.collection}" from the allow list.`, 'Removing was refused')}
-                  >
-                    Remove
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <form className="inline-form" onSubmit={(event) => void add(event)} noValidate aria-label="Add a collection to the allow list">
         <label htmlFor={`${ids}-collection`}>Collection</label>

@@ -2,6 +2,7 @@ import { useEffect, useId, useState, type FormEvent } from 'react';
 import { fetchConfig, type ServerConfig } from '../api/client.js';
 import { OutcomeView, type Outcome } from '../components/answer.js';
 import { Page } from '../components/page.js';
+import { Table } from '../components/table.js';
 import { useConsole } from '../state.js';
 import { AllowlistSection, CollectionsSection } from './collections.js';
 import { apiLimitsOf, COUNT_LIMITS, introspectionDisabledFor, limitsFormOf, limitsOfForm, parseRoles, type LimitsForm } from './model.js';
@@ -82,42 +83,32 @@ function LimitsSection({ report, shared }: { report: (outcome: Outcome) => void;
           <input id={`${ids}-disabled`} type="checkbox" checked={form.disabled} onChange={(event) => setForm({ ...form, disabled: event.target.checked })} />{' '}
           <label htmlFor={`${ids}-disabled`}>Disabled (keep the limits but apply none)</label>
         </p>
-        <table className="table">
-          <caption className="visually-hidden">Limits</caption>
-          <thead>
-            <tr>
-              <th scope="col">Limit</th>
-              <th scope="col">Every role</th>
-              <th scope="col">Per role</th>
-            </tr>
-          </thead>
-          <tbody>
-            {COUNT_LIMITS.map(({ key, label, unit }) => (
-              <tr key={key}>
-                <th scope="row">
-                  {label} ({unit})
-                </th>
-                <td>
-                  <input aria-label={`${label} limit for every role`} inputMode="numeric" value={form.counts[key].global} onChange={(event) => setCount(key, 'global', event.target.value)} />
-                </td>
-                <td>
-                  <input aria-label={`${label} limit per role`} value={form.counts[key].perRole} onChange={(event) => setCount(key, 'perRole', event.target.value)} />
-                </td>
-              </tr>
-            ))}
-            <tr>
-              <th scope="row">Rate (requests a minute)</th>
+        <Table caption="Limits" columns={['Limit', 'Every role', 'Per role']}>
+          {COUNT_LIMITS.map(({ key, label, unit }) => (
+            <tr key={key}>
+              <th scope="row">
+                {label} ({unit})
+              </th>
               <td>
-                <input aria-label="Rate limit for every role" inputMode="numeric" value={form.rateGlobal} onChange={(event) => setForm({ ...form, rateGlobal: event.target.value })} />
-                <input aria-label="Rate limit for every role, counted per" placeholder="IP or x-svc-user-id" value={form.rateGlobalParams} onChange={(event) => setForm({ ...form, rateGlobalParams: event.target.value })} />
+                <input aria-label={`${label} limit for every role`} inputMode="numeric" value={form.counts[key].global} onChange={(event) => setCount(key, 'global', event.target.value)} />
               </td>
               <td>
-                <input aria-label="Rate limit per role" value={form.ratePerRole} onChange={(event) => setForm({ ...form, ratePerRole: event.target.value })} />
-                <input aria-label="Rate limit per role, counted per" placeholder="IP or x-svc-user-id" value={form.ratePerRoleParams} onChange={(event) => setForm({ ...form, ratePerRoleParams: event.target.value })} />
+                <input aria-label={`${label} limit per role`} value={form.counts[key].perRole} onChange={(event) => setCount(key, 'perRole', event.target.value)} />
               </td>
             </tr>
-          </tbody>
-        </table>
+          ))}
+          <tr>
+            <th scope="row">Rate (requests a minute)</th>
+            <td>
+              <input aria-label="Rate limit for every role" inputMode="numeric" value={form.rateGlobal} onChange={(event) => setForm({ ...form, rateGlobal: event.target.value })} />
+              <input aria-label="Rate limit for every role, counted per" placeholder="IP or x-svc-user-id" value={form.rateGlobalParams} onChange={(event) => setForm({ ...form, rateGlobalParams: event.target.value })} />
+            </td>
+            <td>
+              <input aria-label="Rate limit per role" value={form.ratePerRole} onChange={(event) => setForm({ ...form, ratePerRole: event.target.value })} />
+              <input aria-label="Rate limit per role, counted per" placeholder="IP or x-svc-user-id" value={form.ratePerRoleParams} onChange={(event) => setForm({ ...form, ratePerRoleParams: event.target.value })} />
+            </td>
+          </tr>
+        </Table>
         <p className="hint" data-testid="rate-limit-store">
           {shared === undefined ? '' : shared ? 'Rate limits are counted by every instance together (Redis).' : 'Rate limits are counted by each instance alone (no --rate-limit-redis-url).'}
         </p>
