@@ -22,6 +22,11 @@ export interface VerificationKey {
   readonly algorithms: readonly string[];
   readonly family: KeyFamily;
   readonly key: CryptoKey;
+  /**
+   * HMAC only: the secret and its hash, checked in this thread with `node:crypto` (see
+   * `verifyJws`); `key` is the same secret as jose imports it.
+   */
+  readonly hmac?: { readonly secret: KeyObject; readonly hash: string };
   readonly kid?: string;
 }
 
@@ -94,15 +99,12 @@ export function parseConfigKey(type: JwtAlgorithm, material: string): ConfigKey 
 /** Imports a configured key with jose (WebCrypto for the HMAC secret), once per verifier. */
 export async function importConfigKey(config: ConfigKey): Promise<VerificationKey> {
   const { alg, family, material } = config;
-  let key: CryptoKey;
   if (material.format === 'secret') {
-    // jose takes an HMAC secret as bytes or a CryptoKey; bytes would be imported again for every
-    // token, so the CryptoKey is made once here.
     const hash = algorithmInfo(alg)?.hash ?? 'SHA-256';
-    key = await crypto.subtle.importKey('raw', material.key.export(), { name: 'HMAC', hash }, false, ['verify']);
-  } else {
-    key = material.format === 'x509' ? await importX509(material.pem, alg) : await importSPKI(material.pem, alg);
+    const key = await crypto.subtle.importKey('raw', material.key.export(), { name: 'HMAC', hash }, false, ['verify']);
+    return { alg, algorithms: headerAlgorithmsFor(alg), family, key, hmac: { secret: material.key, hash: hash.replace('-', '').toLowerCase() } };
   }
+  const key = material.format === 'x509' ? await importX509(material.pem, alg) : await importSPKI(material.pem, alg);
   return { alg, algorithms: headerAlgorithmsFor(alg), family, key };
 }
 
