@@ -11,7 +11,7 @@ import type { LockdownMetadata } from '@svc-graphql/metadata-api';
 import { clientIp } from './client-ip.js';
 import { createDocumentFactsCache } from './document-facts.js';
 import { ADMIN_ROLE, compileLockdownPolicy, type LockdownPolicy } from './policy.js';
-import { createLocalRateLimiter, rateLimitKey, type RateLimiter } from './rate-limiter.js';
+import { createLocalRateLimiter, rateLimitKey, type RateDecision, type RateLimiter } from './rate-limiter.js';
 import { createRedisRateLimiter } from './redis-rate-limiter.js';
 import { REJECT, type Rejection, type RejectionReason } from './rejections.js';
 
@@ -104,9 +104,10 @@ export function createLockdown(options: LockdownOptions): Lockdown {
         ip: clientIp(req?.socket.remoteAddress, req?.headers['x-forwarded-for'], trustProxy),
         variables: session.variables,
       });
-      return limiter.hit(key, rate.maxPerMinute).then((decision) =>
-        decision.allowed ? checkOperation(current, operation) : refuse(REJECT.rate(decision.retryAfterSeconds)),
-      );
+      const decide = (decision: RateDecision): Rejection | undefined =>
+        decision.allowed ? checkOperation(current, operation) : refuse(REJECT.rate(decision.retryAfterSeconds));
+      const decision = limiter.hit(key, rate.maxPerMinute);
+      return decision instanceof Promise ? decision.then(decide) : decide(decision);
     },
     checkBatch(session, size) {
       if (session.role === ADMIN_ROLE) return undefined;

@@ -88,6 +88,9 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
     // A command while disconnected fails at once (counted locally) instead of waiting in a queue.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
+    // The counts of requests read in one turn of the event loop leave in one write (ioredis sends
+    // them together at setImmediate): each is still one script call, answered on its own.
+    enableAutoPipelining: true,
     retryStrategy: (attempt) => Math.min(200 * attempt, 2000),
   });
   redis.defineCommand('svcSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW });
