@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { ExecutionResult } from 'graphql';
-import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
 import { asRequestErrors, fellBehindError, remoteSubscriptionError, toGraphQLError, tooManySubscriptionsError } from './errors.js';
 import type { SentLocations } from './locations.js';
 import type { Logger } from './options.js';
 import { redactUrls } from './redact.js';
+import { UpstreamConnection } from './upstream-connection.js';
 
 /**
  * Applied to each result the remote sends (not to the failures the pool answers itself): the result
@@ -26,26 +25,6 @@ export interface SubscribePayload {
 export function toWebSocketUrl(url: string): string {
   const hash = url.indexOf('#');
   return (hash === -1 ? url : url.slice(0, hash)).replace(/^http/i, 'ws');
-}
-
-/** How graphql-ws constructs its socket: `new WebSocketImpl(url, protocol)`. */
-type WebSocketConstructor = new (address: string | URL, protocols?: string | string[]) => WebSocket;
-
-/**
- * `ws` with a `maxPayload`: a message over it is refused from its frame header, before it is
- * buffered, and the connection closes (1009). With a `handshakeTimeout` too: a remote that accepts
- * the connection but never answers the upgrade must not hold a subscription (and a connection slot)
- * forever; graphql-ws's own `connectionAckWaitTimeout` only starts once the socket is open.
- * graphql-ws passes no options to the socket it constructs, so they travel in a subclass.
- */
-export function boundedWebSocket(maxPayload: number, handshakeTimeout: number): WebSocketConstructor {
-  return class BoundedWebSocket extends WebSocket {
-    constructor(address: string | URL, protocols?: string | string[]) {
-      // No permessage-deflate: its compression state would cost each upstream connection (one per
-      // session) far more memory than the rest of it.
-      super(address, protocols, { maxPayload, handshakeTimeout, perMessageDeflate: false });
-    }
-  };
 }
 
 export interface SubscriptionPoolOptions {
@@ -76,7 +55,7 @@ export interface SubscriptionPoolOptions {
 /** One upstream graphql-ws connection: the subscriptions of one forwarded header set. */
 interface Connection {
   readonly key: string;
-  readonly client: Client;
+  readonly client: UpstreamConnection;
   /** Upstream subscriptions running on it. */
   upstreams: number;
 }
@@ -127,7 +106,6 @@ export class SubscriptionPool {
   readonly #wsUrl: string;
   readonly #adminWsUrl: string;
   readonly #publicWsUrl: string;
-  readonly #webSocketImpl: WebSocketConstructor;
   #subscribers = 0;
   #disposed = false;
 
@@ -137,7 +115,6 @@ export class SubscriptionPool {
     this.#wsUrl = toWebSocketUrl(options.url);
     this.#adminWsUrl = toWebSocketUrl(options.adminUrl);
     this.#publicWsUrl = toWebSocketUrl(options.publicUrl);
-    this.#webSocketImpl = boundedWebSocket(options.maxMessageBytes, options.timeoutMs);
   }
 
   /** Number of open upstream connections (for tests and diagnostics). */
@@ -161,23 +138,21 @@ export class SubscriptionPool {
   }
 
   #connection(key: string, headers: Record<string, string>): Connection {
-    let connection = this.#connections.get(key);
-    if (!connection) {
-      connection = {
-        key,
-        client: createClient({
-          url: this.#wsUrl,
-          webSocketImpl: this.#webSocketImpl,
-          connectionParams: { headers },
-          lazy: true,
-          retryAttempts: 0,
-          connectionAckWaitTimeout: this.#options.timeoutMs,
-        }),
-        upstreams: 0,
-      };
-      this.#connections.set(key, connection);
-      if (this.#connections.size === 1) this.#options.onBusy?.();
-    }
+    const existing = this.#connections.get(key);
+    // A connection that failed ends its subscriptions at once; a new one starts afresh.
+    if (existing && !existing.client.closed) return existing;
+    const connection: Connection = {
+      key,
+      client: new UpstreamConnection({
+        url: this.#wsUrl,
+        connectionParams: { headers },
+        maxPayload: this.#options.maxMessageBytes,
+        timeoutMs: this.#options.timeoutMs,
+      }),
+      upstreams: 0,
+    };
+    this.#connections.set(key, connection);
+    if (this.#connections.size === 1 && !existing) this.#options.onBusy?.();
     return connection;
   }
 
@@ -238,7 +213,7 @@ export class SubscriptionPool {
     connection.upstreams--;
     if (connection.upstreams === 0 && this.#connections.get(connection.key) === connection) {
       this.#connections.delete(connection.key);
-      void connection.client.dispose();
+      connection.client.dispose();
       if (this.#connections.size === 0) this.#options.onIdle?.();
     }
   }
@@ -343,7 +318,7 @@ export class SubscriptionPool {
     this.#disposed = true;
     const connections = [...this.#connections.values()];
     this.#connections.clear();
-    await Promise.all(connections.map((c) => c.client.dispose()));
+    for (const connection of connections) connection.client.dispose();
   }
 }
 
