@@ -4,7 +4,7 @@ import { asRequestErrors, fellBehindError, remoteSubscriptionError, toGraphQLErr
 import type { SentLocations } from './locations.js';
 import type { Logger } from './options.js';
 import { redactUrls } from './redact.js';
-import { UpstreamConnection } from './upstream-connection.js';
+import { UpstreamConnection, type UpstreamSink } from './upstream-connection.js';
 
 /**
  * Applied to each result the remote sends (not to the failures the pool answers itself): the result
@@ -60,35 +60,137 @@ interface Connection {
   upstreams: number;
 }
 
+const DEFAULT_MAX_QUEUED_EVENTS = 1024;
+
 /** What the remote sent on a shared upstream subscription, as each of its subscribers reads it. */
 type Item = { kind: 'next'; value: RemoteResult } | { kind: 'error'; error: unknown } | { kind: 'complete' };
 
 type RemoteResult = { data?: unknown; errors?: readonly unknown[] | undefined };
 
+const DONE: IteratorResult<ExecutionResult> = Object.freeze({ done: true, value: undefined });
+
+/**
+ * What subscribers and upstream subscriptions ask of their pool: one object per pool, so that
+ * neither holds closures of its own (a pool may hold tens of thousands of them).
+ */
+interface PoolSide {
+  readonly maxQueued: number;
+  deliver(upstream: Upstream, item: Item): void;
+  leave(subscriber: Subscriber): void;
+  /** The result that ends a subscription whose connection failed. */
+  failure(admin: boolean): ExecutionResult;
+  /** The result that ends a subscriber that fell behind (and its warning). */
+  fellBehind(): ExecutionResult;
+}
+
 /**
  * One subscription on the remote, shared by every subscriber with the same forwarded headers,
  * document, variables and operation name: its events are handed to each of them.
  */
-interface Upstream {
-  readonly key: string;
-  readonly connection: Connection;
-  readonly subscribers: Set<Subscriber>;
-  /** Stops the subscription on the remote (`complete`); set once it started. */
-  stop: (() => void) | undefined;
-  ended: boolean;
+class Upstream implements UpstreamSink {
+  readonly subscribers = new Set<Subscriber>();
+  /** Its id on the connection, once it started. */
+  id: string | undefined;
+  ended = false;
+
+  constructor(
+    readonly key: string,
+    readonly connection: Connection,
+    readonly pool: PoolSide,
+  ) {}
+
+  next(value: unknown): void {
+    this.pool.deliver(this, { kind: 'next', value: value as RemoteResult });
+  }
+
+  error(error: unknown): void {
+    this.pool.deliver(this, { kind: 'error', error });
+  }
+
+  complete(): void {
+    this.pool.deliver(this, { kind: 'complete' });
+  }
 }
 
-/** A subscriber's side: what waits for it, bounded. */
-interface Subscriber {
-  readonly queue: Item[];
-  wake: (() => void) | undefined;
+/**
+ * A subscriber's side: its results as an iterator, with what waits for it, bounded. Written as a
+ * plain iterator, not an async generator: a generator that waits for the remote's next event
+ * cannot be returned early, and a client that leaves must free the socket at once.
+ */
+class Subscriber implements AsyncIterableIterator<ExecutionResult> {
+  readonly queue: Item[] = [];
+  wake: (() => void) | undefined = undefined;
   /** It read more than `maxQueuedEvents` behind: it ends. */
-  overflowed: boolean;
-  /** Its filter may change the results it reads: it needs its own copy of a shared one. */
-  readonly copies: boolean;
-}
+  overflowed = false;
+  finished = false;
 
-const DEFAULT_MAX_QUEUED_EVENTS = 1024;
+  constructor(
+    readonly upstream: Upstream,
+    readonly admin: boolean,
+    readonly locations: SentLocations | undefined,
+    readonly filter: EventFilter | undefined,
+  ) {}
+
+  /** Its filter may change the results it reads: it needs its own copy of a shared one. */
+  get copies(): boolean {
+    return this.filter !== undefined;
+  }
+
+  async next(): Promise<IteratorResult<ExecutionResult>> {
+    while (!this.finished) {
+      const item = this.queue.shift();
+      if (item) return this.#read(item);
+      if (this.overflowed) {
+        this.finish();
+        return { done: false, value: this.upstream.pool.fellBehind() };
+      }
+      await new Promise<void>((wake) => (this.wake = wake));
+    }
+    return DONE;
+  }
+
+  async return(): Promise<IteratorResult<ExecutionResult>> {
+    this.finish();
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+    return DONE;
+  }
+
+  async throw(error: unknown): Promise<IteratorResult<ExecutionResult>> {
+    this.finish();
+    throw error;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<ExecutionResult> {
+    return this;
+  }
+
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.queue.length = 0;
+    this.upstream.pool.leave(this);
+  }
+
+  /** A result the remote sent, through `filter`. */
+  #fromUpstream(result: ExecutionResult): IteratorResult<ExecutionResult> {
+    if (!this.filter) return { done: false, value: result };
+    const filtered = this.filter(result);
+    if (filtered.last) this.finish();
+    return { done: false, value: filtered.result };
+  }
+
+  #read(item: Item): IteratorResult<ExecutionResult> {
+    if (item.kind === 'next') return this.#fromUpstream(fromRemote(item.value, this.locations));
+    this.finish();
+    if (item.kind === 'complete') return DONE;
+    // The remote refused the operation (validation): its errors, as it wrote them.
+    const { error } = item;
+    if (Array.isArray(error)) return this.#fromUpstream({ errors: asRequestErrors(error.map((e: unknown) => toGraphQLError(e, this.locations))) });
+    return { done: false, value: this.upstream.pool.failure(this.admin) };
+  }
+}
 
 /**
  * Upstream graphql-ws connections of one remote: one per distinct forwarded header set (the headers
@@ -106,6 +208,7 @@ export class SubscriptionPool {
   readonly #wsUrl: string;
   readonly #adminWsUrl: string;
   readonly #publicWsUrl: string;
+  readonly #side: PoolSide;
   #subscribers = 0;
   #disposed = false;
 
@@ -115,6 +218,16 @@ export class SubscriptionPool {
     this.#wsUrl = toWebSocketUrl(options.url);
     this.#adminWsUrl = toWebSocketUrl(options.adminUrl);
     this.#publicWsUrl = toWebSocketUrl(options.publicUrl);
+    this.#side = {
+      maxQueued: this.#maxQueued,
+      deliver: (upstream, item) => this.#deliver(upstream, item),
+      leave: (subscriber) => this.#leave(subscriber),
+      failure: (admin) => this.#failure(admin),
+      fellBehind: () => {
+        this.#options.logger.warn(`remote subscription to "${this.#publicWsUrl}" ended: its client fell more than ${this.#maxQueued} events behind`);
+        return { errors: [fellBehindError(this.#options.name)] };
+      },
+    };
   }
 
   /** Number of open upstream connections (for tests and diagnostics). */
@@ -166,27 +279,24 @@ export class SubscriptionPool {
     if (existing) return existing;
     const connection = this.#connection(connectionKey, headers);
     connection.upstreams++;
-    const upstream: Upstream = { key, connection, subscribers: new Set(), stop: undefined, ended: false };
+    const upstream = new Upstream(key, connection, this.#side);
     this.#upstreams.set(key, upstream);
-    const deliver = (item: Item) => {
-      const shared = upstream.subscribers.size > 1;
-      for (const subscriber of upstream.subscribers) {
-        this.#push(subscriber, shared && subscriber.copies && item.kind === 'next' ? { kind: 'next', value: structuredClone(item.value) } : item);
-      }
-      if (item.kind !== 'next') this.#end(upstream, false);
-    };
-    upstream.stop = connection.client.subscribe(
+    upstream.id = connection.client.subscribe(
       { query: payload.query, variables: payload.variables ?? null, operationName: payload.operationName ?? null },
-      {
-        next: (value) => deliver({ kind: 'next', value: value as RemoteResult }),
-        error: (error) => {
-          if (!Array.isArray(error)) this.#options.logger.warn(`remote subscription to "${this.#publicWsUrl}" failed:`, describe(error));
-          deliver({ kind: 'error', error });
-        },
-        complete: () => deliver({ kind: 'complete' }),
-      },
+      upstream,
     );
     return upstream;
+  }
+
+  #deliver(upstream: Upstream, item: Item): void {
+    if (item.kind === 'error' && !Array.isArray(item.error)) {
+      this.#options.logger.warn(`remote subscription to "${this.#publicWsUrl}" failed:`, describe(item.error));
+    }
+    const shared = upstream.subscribers.size > 1;
+    for (const subscriber of upstream.subscribers) {
+      this.#push(subscriber, shared && subscriber.copies && item.kind === 'next' ? { kind: 'next', value: structuredClone(item.value) } : item);
+    }
+    if (item.kind !== 'next') this.#end(upstream, false);
   }
 
   #push(subscriber: Subscriber, item: Item): void {
@@ -208,8 +318,8 @@ export class SubscriptionPool {
     if (upstream.ended) return;
     upstream.ended = true;
     if (this.#upstreams.get(upstream.key) === upstream) this.#upstreams.delete(upstream.key);
-    if (stop) upstream.stop?.();
     const connection = upstream.connection;
+    if (stop && upstream.id !== undefined) connection.client.stop(upstream.id);
     connection.upstreams--;
     if (connection.upstreams === 0 && this.#connections.get(connection.key) === connection) {
       this.#connections.delete(connection.key);
@@ -218,7 +328,8 @@ export class SubscriptionPool {
     }
   }
 
-  #leave(upstream: Upstream, subscriber: Subscriber): void {
+  #leave(subscriber: Subscriber): void {
+    const upstream = subscriber.upstream;
     if (!upstream.subscribers.delete(subscriber)) return;
     this.#subscribers--;
     if (upstream.subscribers.size === 0) this.#end(upstream, true);
@@ -241,8 +352,6 @@ export class SubscriptionPool {
    * credentials for anyone else. The remote refusing the operation (graphql-ws `error` message) ends
    * it with the remote's errors, without `data`. `locations` places the locations of the remote's
    * errors in the client's document; `filter`, when given, sees every result the remote sends.
-   * Written as a plain iterator, not an async generator: a generator that waits for the remote's
-   * next event cannot be returned early, and a client that leaves must free the socket at once.
    */
   subscribe(
     payload: SubscribePayload,
@@ -252,65 +361,11 @@ export class SubscriptionPool {
     filter?: EventFilter,
   ): AsyncIterableIterator<ExecutionResult> {
     if (this.#disposed || this.#subscribers >= this.#options.maxSubscriptions) return this.#refused(admin);
-    const done: IteratorResult<ExecutionResult> = { done: true, value: undefined };
     const upstream = this.#upstream(payload, headers);
-    const subscriber: Subscriber = { queue: [], wake: undefined, overflowed: false, copies: filter !== undefined };
+    const subscriber = new Subscriber(upstream, admin, locations, filter);
     upstream.subscribers.add(subscriber);
     this.#subscribers++;
-    let finished = false;
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      subscriber.queue.length = 0;
-      this.#leave(upstream, subscriber);
-    };
-    /** A result the remote sent, through `filter`. */
-    const fromUpstream = (result: ExecutionResult): IteratorResult<ExecutionResult> => {
-      if (!filter) return { done: false, value: result };
-      const filtered = filter(result);
-      if (filtered.last) finish();
-      return { done: false, value: filtered.result };
-    };
-    const read = (item: Item): IteratorResult<ExecutionResult> => {
-      if (item.kind === 'next') return fromUpstream(fromRemote(item.value, locations));
-      finish();
-      if (item.kind === 'complete') return done;
-      // The remote refused the operation (validation): its errors, as it wrote them.
-      const { error } = item;
-      if (Array.isArray(error)) return fromUpstream({ errors: asRequestErrors(error.map((e: unknown) => toGraphQLError(e, locations))) });
-      return { done: false, value: this.#failure(admin) };
-    };
-    return {
-      next: async (): Promise<IteratorResult<ExecutionResult>> => {
-        while (!finished) {
-          const item = subscriber.queue.shift();
-          if (item) return read(item);
-          if (subscriber.overflowed) {
-            finish();
-            this.#options.logger.warn(
-              `remote subscription to "${this.#publicWsUrl}" ended: its client fell more than ${this.#maxQueued} events behind`,
-            );
-            return { done: false, value: { errors: [fellBehindError(this.#options.name)] } };
-          }
-          await new Promise<void>((wake) => (subscriber.wake = wake));
-        }
-        return done;
-      },
-      return: async () => {
-        finish();
-        const wake = subscriber.wake;
-        subscriber.wake = undefined;
-        wake?.();
-        return done;
-      },
-      throw: async (error: unknown) => {
-        finish();
-        throw error;
-      },
-      [Symbol.asyncIterator]() {
-        return this;
-      },
-    };
+    return subscriber;
   }
 
   /** Closes every upstream connection; their subscriptions end. */

@@ -72,20 +72,26 @@ export class UpstreamConnection {
     return this.#operations.size;
   }
 
-  /** Starts `payload` on the remote; the function returned stops it (sends `complete` while it runs). */
-  subscribe(payload: UpstreamPayload, sink: UpstreamSink): () => void {
-    if (this.#closed) {
-      sink.error(new Error('the connection is closed'));
-      return () => {};
-    }
+  /**
+   * Starts `payload` on the remote; its id is what {@link stop} takes. On a closed connection, `sink`
+   * is told the error in a microtask (never before this returns).
+   */
+  subscribe(payload: UpstreamPayload, sink: UpstreamSink): string {
     const id = String(this.#nextId++);
+    if (this.#closed) {
+      queueMicrotask(() => sink.error(new Error('the connection is closed')));
+      return id;
+    }
     this.#operations.set(id, { payload, sink });
     if (this.#socket === undefined) this.#connect();
     else if (this.#acknowledged) this.#send({ id, type: 'subscribe', payload });
-    return () => {
-      if (!this.#operations.delete(id)) return;
-      if (this.#acknowledged) this.#send({ id, type: 'complete' });
-    };
+    return id;
+  }
+
+  /** Stops the subscription `id` (sends `complete` while it runs); its sink is told nothing more. */
+  stop(id: string): void {
+    if (!this.#operations.delete(id)) return;
+    if (this.#acknowledged) this.#send({ id, type: 'complete' });
   }
 
   /** Closes the socket (1000); the subscriptions still running complete. */

@@ -156,11 +156,11 @@ describe('an upstream graphql-ws connection, against graphql-ws server', () => {
     const connection = connect(remote.url);
     const stopped = recorder();
     const kept = recorder();
-    const stop = connection.subscribe(payload('subscription { forever }'), stopped.sink);
+    const id = connection.subscribe(payload('subscription { forever }'), stopped.sink);
     connection.subscribe(payload('subscription { forever }'), kept.sink);
     await expect.poll(() => stopped.events.length > 0 && kept.events.length > 0).toBe(true);
-    stop();
-    await expect.poll(() => remote.seen.completed).toEqual(['1']);
+    connection.stop(id);
+    await expect.poll(() => remote.seen.completed).toEqual([id]);
     const before = kept.events.length;
     await expect.poll(() => kept.events.length).toBeGreaterThan(before + 1);
     expect(connection.size).toBe(1);
