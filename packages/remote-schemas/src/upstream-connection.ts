@@ -118,29 +118,42 @@ export class UpstreamConnection {
     }
     this.#socket = socket;
     this.#acknowledged = false;
-    socket.on('open', () => {
-      this.#send({ type: 'connection_init', payload: this.#options.connectionParams });
-      this.#ackTimer = setTimeout(() => {
-        socket.close(ACK_TIMEOUT, 'Connection acknowledgement timeout');
-        this.#fail({ code: ACK_TIMEOUT, reason: 'Connection acknowledgement timeout' });
-      }, timeoutMs);
-    });
-    socket.on('message', (data) => this.#receive(String(data)));
-    // `ws` reports an error (a refused connection, a message over maxPayload, a handshake timeout)
-    // and then closes: the error says more than the close.
-    socket.on('error', (error) => this.#fail(error));
-    socket.on('close', (code, reason) => {
-      if (socket !== this.#socket) return;
-      if (code === 1000 && this.#operations.size > 0 && !this.#closed) {
-        this.#detach();
-        this.#connect();
-        return;
-      }
-      this.#fail({ code, reason: String(reason) });
-    });
+    // Listeners shared by every connection (`this` is the socket): none is made per connection.
+    owners.set(socket, this);
+    socket.on('open', onOpen);
+    socket.on('message', onMessage);
+    socket.on('error', onError);
+    socket.on('close', onClose);
   }
 
-  #receive(text: string): void {
+  /** The socket is open: `connection_init`, and the wait for its `connection_ack`. */
+  opened(): void {
+    this.#send({ type: 'connection_init', payload: this.#options.connectionParams });
+    const socket = this.#socket;
+    this.#ackTimer = setTimeout(() => {
+      socket?.close(ACK_TIMEOUT, 'Connection acknowledgement timeout');
+      this.#fail({ code: ACK_TIMEOUT, reason: 'Connection acknowledgement timeout' });
+    }, this.#options.timeoutMs);
+  }
+
+  /**
+   * `ws` reports an error (a refused connection, a message over maxPayload, a handshake timeout)
+   * and then closes: the error says more than the close.
+   */
+  errored(error: Error): void {
+    this.#fail(error);
+  }
+
+  closedBy(code: number, reason: string): void {
+    if (code === 1000 && this.#operations.size > 0 && !this.#closed) {
+      this.#detach();
+      this.#connect();
+      return;
+    }
+    this.#fail({ code, reason });
+  }
+
+  receive(text: string): void {
     const message = parseMessage(text);
     if (message === undefined) {
       this.#badResponse(`Invalid message received`);
@@ -200,8 +213,9 @@ export class UpstreamConnection {
     this.#ackTimer = undefined;
     // A late error of a socket given up must not be thrown.
     if (socket) {
+      owners.delete(socket);
       socket.removeAllListeners();
-      socket.on('error', () => {});
+      socket.on('error', ignore);
     }
     return socket;
   }
@@ -217,6 +231,27 @@ export class UpstreamConnection {
     if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
   }
 }
+
+/** The connection of each socket, for the shared listeners below. */
+const owners = new WeakMap<WebSocket, UpstreamConnection>();
+
+function onOpen(this: WebSocket): void {
+  owners.get(this)?.opened();
+}
+
+function onMessage(this: WebSocket, data: WebSocket.RawData): void {
+  owners.get(this)?.receive(String(data));
+}
+
+function onError(this: WebSocket, error: Error): void {
+  owners.get(this)?.errored(error);
+}
+
+function onClose(this: WebSocket, code: number, reason: Buffer): void {
+  owners.get(this)?.closedBy(code, String(reason));
+}
+
+function ignore(): void {}
 
 type ServerMessage =
   | { type: 'connection_ack'; payload?: unknown }
