@@ -7,6 +7,8 @@
 //
 // BENCH_SUBSCRIBERS: comma-separated N (default 1000,9900); BENCH_DURATION: measured seconds per
 // case (default 15 here); BENCH_WARMUP: seconds after the last subscriber is in (default 3).
+// BENCH_ONLY: `gateway` or `direct` runs that route alone; BENCH_HEAP_SNAPSHOT: a directory where
+// the gateway's heap is written before and with each N subscribers (bench/lib/heap-summary.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +38,8 @@ const config: BenchConfig = {
   cpuProf: process.env['BENCH_CPU_PROF'] === '1',
 };
 const sizes = (process.env['BENCH_SUBSCRIBERS'] ?? '1000,9900').split(',').map(Number);
+const only = process.env['BENCH_ONLY'];
+const snapshotDir = process.env['BENCH_HEAP_SNAPSHOT'];
 
 interface Tick {
   user: string;
@@ -145,6 +149,7 @@ interface Measured {
   gatewayCpuPerEvent?: number;
   rssPerSubscriber?: number;
   heapPerSubscriber?: number;
+  externalPerSubscriber?: number;
   rssMiB?: number;
 }
 
@@ -157,6 +162,7 @@ async function measure(
   params: (i: number) => Promise<Record<string, unknown>>,
 ): Promise<Measured> {
   const subscribers = new Subscribers();
+  if (gateway && snapshotDir) progress(`  heap snapshot: ${await gateway.heapSnapshot(join(snapshotDir, `gateway-${n}-idle.heapsnapshot`))}`);
   const idle = gateway && (await gateway.stats(true));
   progress(`  ${route}, ${n} subscribers: connecting`);
   await subscribers.open(n, url, params);
@@ -165,6 +171,7 @@ async function measure(
   progress(`  ${route}, ${n} subscribers: ${subscribers.firstEvents} receiving, ${subscribers.failed} failed; warm-up ${config.warmup} s`);
   await sleep(config.warmup);
   const held = gateway && (await gateway.stats(true));
+  if (gateway && snapshotDir) progress(`  heap snapshot: ${await gateway.heapSnapshot(join(snapshotDir, `gateway-${n}-held.heapsnapshot`))}`);
   const remoteBefore = await remote.stats();
   const gatewayBefore = gateway && (await gateway.stats());
   subscribers.measuring = true;
@@ -188,6 +195,7 @@ async function measure(
     result.gatewayCpuPerEvent = cpuMicros(gatewayBefore, gatewayAfter) / Math.max(1, subscribers.delivered);
     result.rssPerSubscriber = (held.rss - idle.rss) / n / 1024;
     result.heapPerSubscriber = (held.heapUsed - idle.heapUsed) / n / 1024;
+    result.externalPerSubscriber = (held.external - idle.external) / n / 1024;
     result.rssMiB = mib(held.rss);
   }
   progress(`  ${route}, ${n} subscribers: ${subscribers.delivered} events in ${config.duration} s, p99 ${round(result.p99, 1)} ms; closing`);
@@ -217,10 +225,14 @@ try {
   const gatewayWs = `${gateway.url.replace(/^http/, 'ws')}/v1/graphql`;
   for (const n of sizes) {
     // The same sessions both ways: directly, the headers the gateway would forward.
-    results.push(await measure(n, 'direct', remote, undefined, remoteWs, async (i) => ({ headers: { 'x-svc-role': 'user', 'x-svc-user-id': `user-${i}` } })));
-    await sleep(2);
-    results.push(await measure(n, 'gateway', remote, gateway, gatewayWs, async (i) => ({ headers: { authorization: `Bearer ${await token(i)}` } })));
-    await sleep(2);
+    if (only !== 'gateway') {
+      results.push(await measure(n, 'direct', remote, undefined, remoteWs, async (i) => ({ headers: { 'x-svc-role': 'user', 'x-svc-user-id': `user-${i}` } })));
+      await sleep(2);
+    }
+    if (only !== 'direct') {
+      results.push(await measure(n, 'gateway', remote, gateway, gatewayWs, async (i) => ({ headers: { authorization: `Bearer ${await token(i)}` } })));
+      await sleep(2);
+    }
   }
 } finally {
   await gateway.close();
@@ -238,7 +250,7 @@ console.log(header('Subscriptions: N subscribers with distinct sessions', config
 console.log('');
 console.log(
   formatTable(
-    ['N', 'route', 'failed', 'events', 'p50 ms', 'p99 ms', 'gateway RSS KiB/sub', 'gateway heap KiB/sub', 'gateway CPU µs/event', 'remote CPU µs/event'],
+    ['N', 'route', 'failed', 'events', 'p50 ms', 'p99 ms', 'gateway RSS KiB/sub', 'gateway heap KiB/sub', 'gateway external KiB/sub', 'gateway CPU µs/event', 'remote CPU µs/event'],
     results.map((r) => [
       r.n,
       r.route,
@@ -248,6 +260,7 @@ console.log(
       round(r.p99, 1),
       r.rssPerSubscriber === undefined ? '-' : round(r.rssPerSubscriber, 1),
       r.heapPerSubscriber === undefined ? '-' : round(r.heapPerSubscriber, 1),
+      r.externalPerSubscriber === undefined ? '-' : round(r.externalPerSubscriber, 1),
       r.gatewayCpuPerEvent === undefined ? '-' : round(r.gatewayCpuPerEvent, 1),
       round(r.remoteCpuPerEvent, 1),
     ]),

@@ -1,6 +1,7 @@
 // Entry of a server child: `node --import tsx child-main.ts <module URL> <JSON options>`.
 // Keeping the server in its own process means the load generator's event loop never delays it and
 // the server's CPU time can be read on its own.
+import { writeHeapSnapshot } from 'node:v8';
 import type { ChildMessage, ChildModule, ParentMessage, StartedServer } from './child-protocol.js';
 
 function send(message: ChildMessage): void {
@@ -45,6 +46,8 @@ process.on('message', (raw: ParentMessage) => {
         ...(server.requests && { requests: server.requests() }),
       },
     });
+  } else if (raw.type === 'heapSnapshot') {
+    send({ id: raw.id, type: 'heapSnapshot', path: writeHeapSnapshot(raw.path) });
   } else if (raw.type === 'close') {
     void server.close().finally(() => {
       send({ id: raw.id, type: 'closed' });

@@ -25,7 +25,10 @@ export interface ProcessStats {
   readonly requests?: number;
 }
 
-export type ParentRequest = { readonly type: 'stats'; readonly gc: boolean } | { readonly type: 'close' };
+export type ParentRequest =
+  | { readonly type: 'stats'; readonly gc: boolean }
+  | { readonly type: 'heapSnapshot'; readonly path: string }
+  | { readonly type: 'close' };
 
 export type ParentMessage = ParentRequest & { readonly id: number };
 
@@ -33,4 +36,5 @@ export type ChildMessage =
   | { readonly type: 'ready'; readonly url: string }
   | { readonly type: 'failed'; readonly error: string }
   | { readonly id: number; readonly type: 'stats'; readonly stats: ProcessStats }
+  | { readonly id: number; readonly type: 'heapSnapshot'; readonly path: string }
   | { readonly id: number; readonly type: 'closed' };

@@ -16,6 +16,8 @@ export interface ChildServer {
   readonly pid: number;
   /** Memory and CPU time of the child; `gc` runs a full collection first (heap after GC). */
   stats(gc?: boolean): Promise<ProcessStats>;
+  /** Writes a V8 heap snapshot of the child to `path` (it collects garbage first). */
+  heapSnapshot(path: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -97,6 +99,11 @@ export async function startChild(
       const reply = await call({ type: 'stats', gc });
       if (reply.type !== 'stats') throw new Error(`${label}: child is gone`);
       return reply.stats;
+    },
+    async heapSnapshot(path) {
+      const reply = await call({ type: 'heapSnapshot', path });
+      if (reply.type !== 'heapSnapshot') throw new Error(`${label}: child is gone`);
+      return reply.path;
     },
     async close() {
       if (exited) return;

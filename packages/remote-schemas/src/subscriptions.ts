@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { ExecutionResult } from 'graphql';
-import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
 import { asRequestErrors, fellBehindError, remoteSubscriptionError, toGraphQLError, tooManySubscriptionsError } from './errors.js';
 import type { SentLocations } from './locations.js';
 import type { Logger } from './options.js';
 import { redactUrls } from './redact.js';
+import { UpstreamConnection, type UpstreamSink } from './upstream-connection.js';
 
 /**
  * Applied to each result the remote sends (not to the failures the pool answers itself): the result
@@ -26,26 +25,6 @@ export interface SubscribePayload {
 export function toWebSocketUrl(url: string): string {
   const hash = url.indexOf('#');
   return (hash === -1 ? url : url.slice(0, hash)).replace(/^http/i, 'ws');
-}
-
-/** How graphql-ws constructs its socket: `new WebSocketImpl(url, protocol)`. */
-type WebSocketConstructor = new (address: string | URL, protocols?: string | string[]) => WebSocket;
-
-/**
- * `ws` with a `maxPayload`: a message over it is refused from its frame header, before it is
- * buffered, and the connection closes (1009). With a `handshakeTimeout` too: a remote that accepts
- * the connection but never answers the upgrade must not hold a subscription (and a connection slot)
- * forever; graphql-ws's own `connectionAckWaitTimeout` only starts once the socket is open.
- * graphql-ws passes no options to the socket it constructs, so they travel in a subclass.
- */
-export function boundedWebSocket(maxPayload: number, handshakeTimeout: number): WebSocketConstructor {
-  return class BoundedWebSocket extends WebSocket {
-    constructor(address: string | URL, protocols?: string | string[]) {
-      // No permessage-deflate: its compression state would cost each upstream connection (one per
-      // session) far more memory than the rest of it.
-      super(address, protocols, { maxPayload, handshakeTimeout, perMessageDeflate: false });
-    }
-  };
 }
 
 export interface SubscriptionPoolOptions {
@@ -76,40 +55,142 @@ export interface SubscriptionPoolOptions {
 /** One upstream graphql-ws connection: the subscriptions of one forwarded header set. */
 interface Connection {
   readonly key: string;
-  readonly client: Client;
+  readonly client: UpstreamConnection;
   /** Upstream subscriptions running on it. */
   upstreams: number;
 }
+
+const DEFAULT_MAX_QUEUED_EVENTS = 1024;
 
 /** What the remote sent on a shared upstream subscription, as each of its subscribers reads it. */
 type Item = { kind: 'next'; value: RemoteResult } | { kind: 'error'; error: unknown } | { kind: 'complete' };
 
 type RemoteResult = { data?: unknown; errors?: readonly unknown[] | undefined };
 
+const DONE: IteratorResult<ExecutionResult> = Object.freeze({ done: true, value: undefined });
+
+/**
+ * What subscribers and upstream subscriptions ask of their pool: one object per pool, so that
+ * neither holds closures of its own (a pool may hold tens of thousands of them).
+ */
+interface PoolSide {
+  readonly maxQueued: number;
+  deliver(upstream: Upstream, item: Item): void;
+  leave(subscriber: Subscriber): void;
+  /** The result that ends a subscription whose connection failed. */
+  failure(admin: boolean): ExecutionResult;
+  /** The result that ends a subscriber that fell behind (and its warning). */
+  fellBehind(): ExecutionResult;
+}
+
 /**
  * One subscription on the remote, shared by every subscriber with the same forwarded headers,
  * document, variables and operation name: its events are handed to each of them.
  */
-interface Upstream {
-  readonly key: string;
-  readonly connection: Connection;
-  readonly subscribers: Set<Subscriber>;
-  /** Stops the subscription on the remote (`complete`); set once it started. */
-  stop: (() => void) | undefined;
-  ended: boolean;
+class Upstream implements UpstreamSink {
+  readonly subscribers = new Set<Subscriber>();
+  /** Its id on the connection, once it started. */
+  id: string | undefined;
+  ended = false;
+
+  constructor(
+    readonly key: string,
+    readonly connection: Connection,
+    readonly pool: PoolSide,
+  ) {}
+
+  next(value: unknown): void {
+    this.pool.deliver(this, { kind: 'next', value: value as RemoteResult });
+  }
+
+  error(error: unknown): void {
+    this.pool.deliver(this, { kind: 'error', error });
+  }
+
+  complete(): void {
+    this.pool.deliver(this, { kind: 'complete' });
+  }
 }
 
-/** A subscriber's side: what waits for it, bounded. */
-interface Subscriber {
-  readonly queue: Item[];
-  wake: (() => void) | undefined;
+/**
+ * A subscriber's side: its results as an iterator, with what waits for it, bounded. Written as a
+ * plain iterator, not an async generator: a generator that waits for the remote's next event
+ * cannot be returned early, and a client that leaves must free the socket at once.
+ */
+class Subscriber implements AsyncIterableIterator<ExecutionResult> {
+  readonly queue: Item[] = [];
+  wake: (() => void) | undefined = undefined;
   /** It read more than `maxQueuedEvents` behind: it ends. */
-  overflowed: boolean;
-  /** Its filter may change the results it reads: it needs its own copy of a shared one. */
-  readonly copies: boolean;
-}
+  overflowed = false;
+  finished = false;
 
-const DEFAULT_MAX_QUEUED_EVENTS = 1024;
+  constructor(
+    readonly upstream: Upstream,
+    readonly admin: boolean,
+    readonly locations: SentLocations | undefined,
+    readonly filter: EventFilter | undefined,
+  ) {}
+
+  /** Its filter may change the results it reads: it needs its own copy of a shared one. */
+  get copies(): boolean {
+    return this.filter !== undefined;
+  }
+
+  async next(): Promise<IteratorResult<ExecutionResult>> {
+    while (!this.finished) {
+      const item = this.queue.shift();
+      if (item) return this.#read(item);
+      if (this.overflowed) {
+        this.finish();
+        return { done: false, value: this.upstream.pool.fellBehind() };
+      }
+      await new Promise<void>((wake) => (this.wake = wake));
+    }
+    return DONE;
+  }
+
+  async return(): Promise<IteratorResult<ExecutionResult>> {
+    this.finish();
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+    return DONE;
+  }
+
+  async throw(error: unknown): Promise<IteratorResult<ExecutionResult>> {
+    this.finish();
+    throw error;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<ExecutionResult> {
+    return this;
+  }
+
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.queue.length = 0;
+    this.upstream.pool.leave(this);
+  }
+
+  /** A result the remote sent, through `filter`. */
+  #fromUpstream(result: ExecutionResult): IteratorResult<ExecutionResult> {
+    if (!this.filter) return { done: false, value: result };
+    const filtered = this.filter(result);
+    if (filtered.last) this.finish();
+    return { done: false, value: filtered.result };
+  }
+
+  #read(item: Item): IteratorResult<ExecutionResult> {
+    if (item.kind === 'next') return this.#fromUpstream(fromRemote(item.value, this.locations));
+    this.finish();
+    if (item.kind === 'complete') return DONE;
+    // The remote refused the operation (validation): its errors, as it wrote them.
+    const { error } = item;
+    if (Array.isArray(error)) return this.#fromUpstream({ errors: asRequestErrors(error.map((e: unknown) => toGraphQLError(e, this.locations))) });
+    return { done: false, value: this.upstream.pool.failure(this.admin) };
+  }
+}
 
 /**
  * Upstream graphql-ws connections of one remote: one per distinct forwarded header set (the headers
@@ -127,7 +208,7 @@ export class SubscriptionPool {
   readonly #wsUrl: string;
   readonly #adminWsUrl: string;
   readonly #publicWsUrl: string;
-  readonly #webSocketImpl: WebSocketConstructor;
+  readonly #side: PoolSide;
   #subscribers = 0;
   #disposed = false;
 
@@ -137,7 +218,16 @@ export class SubscriptionPool {
     this.#wsUrl = toWebSocketUrl(options.url);
     this.#adminWsUrl = toWebSocketUrl(options.adminUrl);
     this.#publicWsUrl = toWebSocketUrl(options.publicUrl);
-    this.#webSocketImpl = boundedWebSocket(options.maxMessageBytes, options.timeoutMs);
+    this.#side = {
+      maxQueued: this.#maxQueued,
+      deliver: (upstream, item) => this.#deliver(upstream, item),
+      leave: (subscriber) => this.#leave(subscriber),
+      failure: (admin) => this.#failure(admin),
+      fellBehind: () => {
+        this.#options.logger.warn(`remote subscription to "${this.#publicWsUrl}" ended: its client fell more than ${this.#maxQueued} events behind`);
+        return { errors: [fellBehindError(this.#options.name)] };
+      },
+    };
   }
 
   /** Number of open upstream connections (for tests and diagnostics). */
@@ -161,23 +251,21 @@ export class SubscriptionPool {
   }
 
   #connection(key: string, headers: Record<string, string>): Connection {
-    let connection = this.#connections.get(key);
-    if (!connection) {
-      connection = {
-        key,
-        client: createClient({
-          url: this.#wsUrl,
-          webSocketImpl: this.#webSocketImpl,
-          connectionParams: { headers },
-          lazy: true,
-          retryAttempts: 0,
-          connectionAckWaitTimeout: this.#options.timeoutMs,
-        }),
-        upstreams: 0,
-      };
-      this.#connections.set(key, connection);
-      if (this.#connections.size === 1) this.#options.onBusy?.();
-    }
+    const existing = this.#connections.get(key);
+    // A connection that failed ends its subscriptions at once; a new one starts afresh.
+    if (existing && !existing.client.closed) return existing;
+    const connection: Connection = {
+      key,
+      client: new UpstreamConnection({
+        url: this.#wsUrl,
+        connectionParams: { headers },
+        maxPayload: this.#options.maxMessageBytes,
+        timeoutMs: this.#options.timeoutMs,
+      }),
+      upstreams: 0,
+    };
+    this.#connections.set(key, connection);
+    if (this.#connections.size === 1 && !existing) this.#options.onBusy?.();
     return connection;
   }
 
@@ -191,27 +279,24 @@ export class SubscriptionPool {
     if (existing) return existing;
     const connection = this.#connection(connectionKey, headers);
     connection.upstreams++;
-    const upstream: Upstream = { key, connection, subscribers: new Set(), stop: undefined, ended: false };
+    const upstream = new Upstream(key, connection, this.#side);
     this.#upstreams.set(key, upstream);
-    const deliver = (item: Item) => {
-      const shared = upstream.subscribers.size > 1;
-      for (const subscriber of upstream.subscribers) {
-        this.#push(subscriber, shared && subscriber.copies && item.kind === 'next' ? { kind: 'next', value: structuredClone(item.value) } : item);
-      }
-      if (item.kind !== 'next') this.#end(upstream, false);
-    };
-    upstream.stop = connection.client.subscribe(
+    upstream.id = connection.client.subscribe(
       { query: payload.query, variables: payload.variables ?? null, operationName: payload.operationName ?? null },
-      {
-        next: (value) => deliver({ kind: 'next', value: value as RemoteResult }),
-        error: (error) => {
-          if (!Array.isArray(error)) this.#options.logger.warn(`remote subscription to "${this.#publicWsUrl}" failed:`, describe(error));
-          deliver({ kind: 'error', error });
-        },
-        complete: () => deliver({ kind: 'complete' }),
-      },
+      upstream,
     );
     return upstream;
+  }
+
+  #deliver(upstream: Upstream, item: Item): void {
+    if (item.kind === 'error' && !Array.isArray(item.error)) {
+      this.#options.logger.warn(`remote subscription to "${this.#publicWsUrl}" failed:`, describe(item.error));
+    }
+    const shared = upstream.subscribers.size > 1;
+    for (const subscriber of upstream.subscribers) {
+      this.#push(subscriber, shared && subscriber.copies && item.kind === 'next' ? { kind: 'next', value: structuredClone(item.value) } : item);
+    }
+    if (item.kind !== 'next') this.#end(upstream, false);
   }
 
   #push(subscriber: Subscriber, item: Item): void {
@@ -233,17 +318,18 @@ export class SubscriptionPool {
     if (upstream.ended) return;
     upstream.ended = true;
     if (this.#upstreams.get(upstream.key) === upstream) this.#upstreams.delete(upstream.key);
-    if (stop) upstream.stop?.();
     const connection = upstream.connection;
+    if (stop && upstream.id !== undefined) connection.client.stop(upstream.id);
     connection.upstreams--;
     if (connection.upstreams === 0 && this.#connections.get(connection.key) === connection) {
       this.#connections.delete(connection.key);
-      void connection.client.dispose();
+      connection.client.dispose();
       if (this.#connections.size === 0) this.#options.onIdle?.();
     }
   }
 
-  #leave(upstream: Upstream, subscriber: Subscriber): void {
+  #leave(subscriber: Subscriber): void {
+    const upstream = subscriber.upstream;
     if (!upstream.subscribers.delete(subscriber)) return;
     this.#subscribers--;
     if (upstream.subscribers.size === 0) this.#end(upstream, true);
@@ -266,8 +352,6 @@ export class SubscriptionPool {
    * credentials for anyone else. The remote refusing the operation (graphql-ws `error` message) ends
    * it with the remote's errors, without `data`. `locations` places the locations of the remote's
    * errors in the client's document; `filter`, when given, sees every result the remote sends.
-   * Written as a plain iterator, not an async generator: a generator that waits for the remote's
-   * next event cannot be returned early, and a client that leaves must free the socket at once.
    */
   subscribe(
     payload: SubscribePayload,
@@ -277,65 +361,11 @@ export class SubscriptionPool {
     filter?: EventFilter,
   ): AsyncIterableIterator<ExecutionResult> {
     if (this.#disposed || this.#subscribers >= this.#options.maxSubscriptions) return this.#refused(admin);
-    const done: IteratorResult<ExecutionResult> = { done: true, value: undefined };
     const upstream = this.#upstream(payload, headers);
-    const subscriber: Subscriber = { queue: [], wake: undefined, overflowed: false, copies: filter !== undefined };
+    const subscriber = new Subscriber(upstream, admin, locations, filter);
     upstream.subscribers.add(subscriber);
     this.#subscribers++;
-    let finished = false;
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      subscriber.queue.length = 0;
-      this.#leave(upstream, subscriber);
-    };
-    /** A result the remote sent, through `filter`. */
-    const fromUpstream = (result: ExecutionResult): IteratorResult<ExecutionResult> => {
-      if (!filter) return { done: false, value: result };
-      const filtered = filter(result);
-      if (filtered.last) finish();
-      return { done: false, value: filtered.result };
-    };
-    const read = (item: Item): IteratorResult<ExecutionResult> => {
-      if (item.kind === 'next') return fromUpstream(fromRemote(item.value, locations));
-      finish();
-      if (item.kind === 'complete') return done;
-      // The remote refused the operation (validation): its errors, as it wrote them.
-      const { error } = item;
-      if (Array.isArray(error)) return fromUpstream({ errors: asRequestErrors(error.map((e: unknown) => toGraphQLError(e, locations))) });
-      return { done: false, value: this.#failure(admin) };
-    };
-    return {
-      next: async (): Promise<IteratorResult<ExecutionResult>> => {
-        while (!finished) {
-          const item = subscriber.queue.shift();
-          if (item) return read(item);
-          if (subscriber.overflowed) {
-            finish();
-            this.#options.logger.warn(
-              `remote subscription to "${this.#publicWsUrl}" ended: its client fell more than ${this.#maxQueued} events behind`,
-            );
-            return { done: false, value: { errors: [fellBehindError(this.#options.name)] } };
-          }
-          await new Promise<void>((wake) => (subscriber.wake = wake));
-        }
-        return done;
-      },
-      return: async () => {
-        finish();
-        const wake = subscriber.wake;
-        subscriber.wake = undefined;
-        wake?.();
-        return done;
-      },
-      throw: async (error: unknown) => {
-        finish();
-        throw error;
-      },
-      [Symbol.asyncIterator]() {
-        return this;
-      },
-    };
+    return subscriber;
   }
 
   /** Closes every upstream connection; their subscriptions end. */
@@ -343,7 +373,7 @@ export class SubscriptionPool {
     this.#disposed = true;
     const connections = [...this.#connections.values()];
     this.#connections.clear();
-    await Promise.all(connections.map((c) => c.client.dispose()));
+    for (const connection of connections) connection.client.dispose();
   }
 }
 

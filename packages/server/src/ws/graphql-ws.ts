@@ -17,8 +17,8 @@ import type { Logger } from '../observability/logger.js';
  * - A failure of the server's own hooks closes with 4500 `Internal server error`, logged as an
  *   error, with no detail in the close reason.
  *
- * Idle sockets are pinged every `keepAliveMs` and terminated when the pong does not come back
- * within as long (the `use/ws` default, 12 seconds).
+ * Sockets are pinged every `keepAliveMs` and terminated when the pong does not come back within as
+ * long (the `use/ws` default, 12 seconds), by one timer for all of them rather than one per socket.
  *
  * Backpressure: a message is handed to the socket without waiting for it to be flushed, and a
  * socket that still has more than {@link MAX_WAITING_BYTES} waiting when the next message comes
@@ -54,14 +54,14 @@ const SERVER_MESSAGE_TYPES: ReadonlySet<string> = new Set([MessageType.Connectio
 export function serveGraphqlWs(wsServer: WebSocketServer, server: Server<SocketExtra>, options: GraphqlWsTransportOptions): void {
   const { logger, onSocket } = options;
   const keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
+  if (keepAliveMs > 0) keepAlive(wsServer, keepAliveMs);
 
   wsServer.on('connection', (socket: WebSocket, request: IncomingMessage) => {
     onSocket?.(socket);
     socket.on('error', (error) => logger.debug('WebSocket closed for a protocol error of the client:', describeError(error)));
-    const keepAlive = keepAliveMs > 0 ? startKeepAlive(socket, keepAliveMs) : undefined;
+    if (keepAliveMs > 0) socket.on('pong', answered);
     let ended: Promise<void> | undefined;
     const end = (code: number, reason: string) => {
-      keepAlive?.stop();
       ended ??= closed(code, reason).catch((error: unknown) => logger.error('closing a graphql-ws connection failed:', error));
     };
     const closed = server.opened(
@@ -100,23 +100,31 @@ export function serveGraphqlWs(wsServer: WebSocketServer, server: Server<SocketE
   });
 }
 
-function startKeepAlive(socket: WebSocket, intervalMs: number): { stop(): void } {
-  let pongWait: NodeJS.Timeout | undefined;
-  const interval = setInterval(() => {
-    if (socket.readyState !== socket.OPEN) return;
-    pongWait = setTimeout(() => socket.terminate(), intervalMs);
-    socket.once('pong', () => {
-      clearTimeout(pongWait);
-      pongWait = undefined;
-    });
-    socket.ping();
+/** Sockets pinged by {@link keepAlive} that have not answered yet. */
+const awaitingPong = new WeakSet<WebSocket>();
+
+function answered(this: WebSocket): void {
+  awaitingPong.delete(this);
+}
+
+/**
+ * Every `intervalMs`, each open socket of `wsServer` that answered its last ping is pinged again,
+ * and one that did not is terminated: one timer for the server, until it closes.
+ */
+function keepAlive(wsServer: WebSocketServer, intervalMs: number): void {
+  const timer = setInterval(() => {
+    for (const socket of wsServer.clients) {
+      if (socket.readyState !== socket.OPEN) continue;
+      if (awaitingPong.has(socket)) {
+        socket.terminate();
+        continue;
+      }
+      awaitingPong.add(socket);
+      socket.ping();
+    }
   }, intervalMs);
-  return {
-    stop() {
-      clearInterval(interval);
-      clearTimeout(pongWait);
-    },
-  };
+  timer.unref();
+  wsServer.once('close', () => clearInterval(timer));
 }
 
 /** A graphql-ws message only a server may send (a client's `ping`, `pong`, `subscribe`, … are not). */

@@ -1,0 +1,45 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { makeServer } from 'graphql-ws';
+import { createSchema } from 'graphql-yoga';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket, WebSocketServer } from 'ws';
+import { serveGraphqlWs, type SocketExtra } from '../src/ws/graphql-ws.js';
+
+const http = createServer();
+const wsServer = new WebSocketServer({ server: http });
+let url: string;
+
+beforeAll(async () => {
+  const schema = createSchema({ typeDefs: 'type Query { ok: Boolean }' });
+  const silent = { debug() {}, info() {}, warn() {}, error() {} };
+  serveGraphqlWs(wsServer, makeServer<Record<string, unknown>, SocketExtra>({ schema }), { logger: silent, keepAliveMs: 50 });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  url = `ws://127.0.0.1:${(http.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  for (const socket of wsServer.clients) socket.terminate();
+  await new Promise((resolve) => wsServer.close(resolve));
+  await new Promise((resolve) => http.close(resolve));
+});
+
+function open(options: { autoPong: boolean }): Promise<{ socket: WebSocket; pings: () => number; closed: Promise<number> }> {
+  const socket = new WebSocket(url, 'graphql-transport-ws', options);
+  let pings = 0;
+  socket.on('ping', () => pings++);
+  const closed = new Promise<number>((resolve) => socket.once('close', resolve));
+  return new Promise((resolve) => socket.once('open', () => resolve({ socket, pings: () => pings, closed })));
+}
+
+describe('keep-alive of graphql-ws sockets', () => {
+  it('terminates a socket that does not answer its ping, and keeps pinging one that does', async () => {
+    const answering = await open({ autoPong: true });
+    const silent = await open({ autoPong: false });
+    // Terminated without a close frame: the client sees 1006.
+    expect(await silent.closed).toBe(1006);
+    await expect.poll(() => answering.pings()).toBeGreaterThanOrEqual(3);
+    expect(answering.socket.readyState).toBe(WebSocket.OPEN);
+    answering.socket.close();
+  });
+});
