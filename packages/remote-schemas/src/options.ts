@@ -103,6 +103,14 @@ export interface RemoteSchemaRegistryOptions {
    * @default (context) => context.requestId, when it is a string
    */
   getRequestId?: (context: unknown) => string | undefined;
+  /**
+   * Reads the operation's abort signal from the GraphQL context: once it aborts (a time limit
+   * passed, the client went away), the operation's queries and mutations still waiting for a
+   * remote are abandoned (their sockets closed) and none is sent any more; each answers
+   * `remote-schema-error`, and no warning is logged for it. Subscriptions are not affected.
+   * @default none: calls end with their answer or their remote's `timeout_seconds`
+   */
+  getSignal?: (context: unknown) => AbortSignal | undefined;
   /** Never forwarded to a remote, whatever the configuration. @default 'x-svc-admin-secret' */
   adminSecretHeader?: string;
   /**
@@ -161,6 +169,7 @@ export interface NormalizedOptions {
   getSession: (context: unknown) => ForwardedSession | undefined;
   getClientHeaders: (context: unknown) => ClientHeaders | undefined;
   getRequestId: (context: unknown) => string | undefined;
+  getSignal: (context: unknown) => AbortSignal | undefined;
   adminSecretHeader: string;
   maxResponseBytes: number;
   maxSocketsPerRemote: number;
@@ -201,6 +210,10 @@ function defaultGetClientHeaders(context: unknown): ClientHeaders | undefined {
   return headers && typeof headers === 'object' ? (headers as ClientHeaders) : undefined;
 }
 
+function noSignal(): undefined {
+  return undefined;
+}
+
 function defaultGetRequestId(context: unknown): string | undefined {
   const id = property(context, 'requestId');
   return typeof id === 'string' ? id : undefined;
@@ -231,6 +244,9 @@ export function normalizeOptions(options: RemoteSchemaRegistryOptions = {}): Nor
   if (options.getRequestId !== undefined && typeof options.getRequestId !== 'function') {
     throw new TypeError(`createRemoteSchemaRegistry: expected "getRequestId" to be a function, but got ${typeof options.getRequestId}`);
   }
+  if (options.getSignal !== undefined && typeof options.getSignal !== 'function') {
+    throw new TypeError(`createRemoteSchemaRegistry: expected "getSignal" to be a function, but got ${typeof options.getSignal}`);
+  }
   const prefix = (options.sessionVariablePrefix ?? 'x-svc-').toLowerCase();
   if (prefix === '') throw new TypeError('createRemoteSchemaRegistry: "sessionVariablePrefix" must not be empty');
   const permissions = options.enableRemoteSchemaPermissions;
@@ -254,6 +270,7 @@ export function normalizeOptions(options: RemoteSchemaRegistryOptions = {}): Nor
     getSession: options.getSession ?? defaultGetSession,
     getClientHeaders: options.getClientHeaders ?? defaultGetClientHeaders,
     getRequestId: options.getRequestId ?? defaultGetRequestId,
+    getSignal: options.getSignal ?? noSignal,
     adminSecretHeader: (options.adminSecretHeader ?? `${prefix}admin-secret`).toLowerCase(),
     maxResponseBytes: positiveInteger('maxResponseBytes', options.maxResponseBytes, 64 * 1024 * 1024),
     maxSocketsPerRemote: positiveInteger('maxSocketsPerRemote', options.maxSocketsPerRemote, 128),

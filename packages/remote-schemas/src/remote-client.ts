@@ -21,7 +21,7 @@ import { noLongerPermitted } from './permissions/subscription-guard.js';
 import { redactUrl, redactUrls } from './redact.js';
 import { SLICE_MS, parseJsonInSlices } from './slices.js';
 import { SubscriptionPool, single, type EventFilter } from './subscriptions.js';
-import { RemoteTimeoutError, type Transport } from './transport.js';
+import { RemoteCallAbortedError, RemoteTimeoutError, type Transport } from './transport.js';
 import { endRemoteSpan, startRemoteSpan } from './tracing.js';
 
 export interface GraphQLRequestBody {
@@ -251,7 +251,8 @@ export class RemoteClient {
     const admin = session?.isAdmin === true;
     const onRemoteRequest = this.#options.hooks.onRemoteRequest;
     const started = onRemoteRequest === undefined ? 0 : performance.now();
-    const answer = await this.#exchange(body, this.#headers(session, context), operation, false, locations);
+    const signal = context === undefined ? undefined : this.#options.getSignal(context);
+    const answer = await this.#exchange(body, this.#headers(session, context), operation, false, locations, signal);
     if (onRemoteRequest !== undefined) {
       const outcome = answer === TIMED_OUT ? 'timeout' : answer === FAILED || answer.errors?.length ? 'error' : 'ok';
       try {
@@ -317,7 +318,8 @@ export class RemoteClient {
 
   /**
    * The remote's GraphQL response, or why there is none: `TIMED_OUT` (no answer within
-   * `timeout_seconds`) or `FAILED` (any other failure, logged). Never rejects.
+   * `timeout_seconds`) or `FAILED` (any other failure, logged; or the operation's `signal`
+   * aborted, not logged: whoever aborted it answers the client). Never rejects.
    */
   async #exchange(
     body: GraphQLRequestBody,
@@ -325,13 +327,14 @@ export class RemoteClient {
     operation: HttpOperation,
     inSlices = false,
     locations?: SentLocations,
+    signal?: AbortSignal,
   ): Promise<ExecutionResult | typeof FAILED | typeof TIMED_OUT> {
     const { url, timeoutMs } = this.definition;
     const sent = { accept: 'application/graphql-response+json, application/json', ...headers, 'content-type': 'application/json' };
     // A CLIENT span (a no-op without an OpenTelemetry SDK) whose `traceparent` the remote receives.
     const span = startRemoteSpan(this.name, url, sent);
     try {
-      const response = await this.#transport(url, sent, JSON.stringify(body), timeoutMs, operation === 'query');
+      const response = await this.#transport(url, sent, JSON.stringify(body), timeoutMs, operation === 'query', signal);
       // A large answer (an introspection result) is parsed in slices, not in one block.
       const json = inSlices
         ? await parseJsonInSlices(response.text, SLICE_MS).then((value) => readGraphQLResponse(value, locations), () => undefined)
@@ -346,6 +349,7 @@ export class RemoteClient {
       );
     } catch (error) {
       endRemoteSpan(span, undefined, error instanceof Error ? error.name : 'error');
+      if (error instanceof RemoteCallAbortedError) return FAILED;
       this.#options.logger.warn(`remote schema "${this.name}": request to "${this.publicUrl}" failed:`, describeError(error));
       if (error instanceof RemoteTimeoutError) return TIMED_OUT;
     }

@@ -13,10 +13,11 @@ export interface TransportResponse {
 }
 
 /**
- * One POST to a remote; rejects on network failure, when `timeoutMs` passes, or when the answer is
- * larger than the transport's limit. `resendable`: the request may be sent once more when a reused
- * keep-alive socket turns out to be closed before any byte of the answer arrived (true for queries
- * only: a mutation that may have reached the remote is never sent again).
+ * One POST to a remote; rejects on network failure, when `timeoutMs` passes, when `signal` aborts
+ * ({@link RemoteCallAbortedError}: the call is abandoned and its socket closed), or when the answer
+ * is larger than the transport's limit. `resendable`: the request may be sent once more when a
+ * reused keep-alive socket turns out to be closed before any byte of the answer arrived (true for
+ * queries only: a mutation that may have reached the remote is never sent again).
  */
 export type Transport = (
   url: string,
@@ -24,6 +25,7 @@ export type Transport = (
   body: string,
   timeoutMs: number,
   resendable: boolean,
+  signal?: AbortSignal,
 ) => Promise<TransportResponse>;
 
 export interface DisposableTransport {
@@ -44,6 +46,18 @@ export class RemoteTimeoutError extends Error {
   constructor(timeoutMs: number) {
     super(`no answer within ${timeoutMs} ms`);
   }
+}
+
+/** The operation the call was made for was abandoned (its `signal` aborted) before the answer came. */
+export class RemoteCallAbortedError extends Error {
+  override readonly name = 'RemoteCallAbortedError';
+  constructor(options?: ErrorOptions) {
+    super('the call was abandoned: its operation was aborted', options);
+  }
+}
+
+function abortedError(signal: AbortSignal): RemoteCallAbortedError {
+  return new RemoteCallAbortedError({ cause: signal.reason });
 }
 
 export function responseTooLarge(maxBytes: number): Error {
@@ -71,12 +85,20 @@ export function headerBytes(headers: Record<string, string>): Record<string, str
 export function fetchTransport(fetchFn: typeof fetch, limits: Pick<TransportLimits, 'maxResponseBytes'>): DisposableTransport {
   const { maxResponseBytes } = limits;
   return {
-    async post(url, headers, body, timeoutMs) {
+    async post(url, headers, body, timeoutMs, _resendable, signal) {
+      if (signal?.aborted) throw abortedError(signal);
+      const timeout = AbortSignal.timeout(timeoutMs);
       try {
-        const response = await fetchFn(url, { method: 'POST', headers: headerBytes(headers), body, signal: AbortSignal.timeout(timeoutMs) });
+        const response = await fetchFn(url, {
+          method: 'POST',
+          headers: headerBytes(headers),
+          body,
+          signal: signal === undefined ? timeout : AbortSignal.any([timeout, signal]),
+        });
         return { status: response.status, text: await readBoundedText(response, { maxBytes: maxResponseBytes, tooLarge: responseTooLarge }) };
       } catch (error) {
-        // The signal's abort (a `TimeoutError` DOMException), before or during the answer's body.
+        if (signal?.aborted) throw abortedError(signal);
+        // The timeout signal's abort (a `TimeoutError` DOMException), before or during the answer's body.
         if ((error as { name?: unknown } | null)?.name === 'TimeoutError') throw new RemoteTimeoutError(timeoutMs);
         throw error;
       }
@@ -106,8 +128,12 @@ export function nodeTransport(limits: TransportLimits): DisposableTransport {
     }
     return target;
   };
-  const send = (url: string, headers: Record<string, string>, payload: Buffer, timeoutMs: number, resendable: boolean) =>
+  const send = (url: string, headers: Record<string, string>, payload: Buffer, timeoutMs: number, resendable: boolean, signal?: AbortSignal) =>
     new Promise<TransportResponse>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(abortedError(signal));
+        return;
+      }
       const secure = url.startsWith('https:');
       const request = (secure ? httpsRequest : httpRequest)({
         ...targetOf(url),
@@ -118,8 +144,15 @@ export function nodeTransport(limits: TransportLimits): DisposableTransport {
       const timer = setTimeout(() => {
         request.destroy(new RemoteTimeoutError(timeoutMs));
       }, timeoutMs);
-      const fail = (error: Error) => {
+      // The operation abandoned: the request is destroyed (its socket closed, never reused).
+      const abort = () => request.destroy(abortedError(signal!));
+      signal?.addEventListener('abort', abort, { once: true });
+      const settled = () => {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', abort);
+      };
+      const fail = (error: Error) => {
+        settled();
         reject(error);
       };
       let socket: Socket | undefined;
@@ -144,8 +177,8 @@ export function nodeTransport(limits: TransportLimits): DisposableTransport {
           socket.bytesRead === readBefore
         ) {
           resendable = false;
-          clearTimeout(timer);
-          send(url, headers, payload, timeoutMs, false).then(resolve, reject);
+          settled();
+          send(url, headers, payload, timeoutMs, false, signal).then(resolve, reject);
           return;
         }
         fail(error);
@@ -166,14 +199,14 @@ export function nodeTransport(limits: TransportLimits): DisposableTransport {
         });
         response.on('error', fail);
         response.once('end', () => {
-          clearTimeout(timer);
+          settled();
           resolve({ status: response.statusCode ?? 0, text: body.text() });
         });
       });
       request.end(payload);
     });
   return {
-    post: (url, headers, body, timeoutMs, resendable) => send(url, headers, Buffer.from(body), timeoutMs, resendable),
+    post: (url, headers, body, timeoutMs, resendable, signal) => send(url, headers, Buffer.from(body), timeoutMs, resendable, signal),
     dispose() {
       http.destroy();
       https.destroy();

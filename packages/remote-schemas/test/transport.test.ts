@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeTransport } from '../src/transport.js';
+import { fetchTransport, nodeTransport, RemoteCallAbortedError } from '../src/transport.js';
 
 const limits = { maxResponseBytes: 1024 * 1024, maxSocketsPerRemote: 8 };
 
@@ -110,4 +110,55 @@ describe('the default transport', () => {
       await new Promise((resolve) => silent.close(resolve));
     }
   });
+});
+
+describe('an aborted operation', () => {
+  /** A remote that never answers, and tells when the connection of a request it holds closes. */
+  async function holdingRemote(): Promise<{ url: string; received: () => number; closed: Promise<void>; close: () => Promise<void> }> {
+    let received = 0;
+    let closedOne!: () => void;
+    const closed = new Promise<void>((resolve) => (closedOne = resolve));
+    const holding = createServer((req) => {
+      received++;
+      req.socket.once('close', closedOne);
+    });
+    await new Promise<void>((resolve) => holding.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(holding.address() as AddressInfo).port}/`,
+      received: () => received,
+      closed,
+      close: async () => {
+        holding.closeAllConnections();
+        await new Promise((resolve) => holding.close(resolve));
+      },
+    };
+  }
+
+  for (const [name, make] of [
+    ['the default transport', () => nodeTransport(limits)],
+    ['a fetch transport', () => fetchTransport(fetch, limits)],
+  ] as const) {
+    it(`${name} abandons its call and closes the connection`, async () => {
+      const remote = await holdingRemote();
+      const transport = make();
+      try {
+        const controller = new AbortController();
+        const call = transport.post(remote.url, {}, '{}', 60_000, true, controller.signal);
+        while (remote.received() === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+        const reason = new Error('out of time');
+        controller.abort(reason);
+        const error = await call.then(() => undefined, (thrown: unknown) => thrown);
+        expect(error).toBeInstanceOf(RemoteCallAbortedError);
+        expect((error as Error).cause).toBe(reason);
+        // The remote sees the connection of the request it holds close: nothing waits for its answer.
+        await remote.closed;
+        // A call of an operation aborted already is never sent.
+        await expect(transport.post(remote.url, {}, '{}', 60_000, true, controller.signal)).rejects.toBeInstanceOf(RemoteCallAbortedError);
+        expect(remote.received()).toBe(1);
+      } finally {
+        transport.dispose();
+        await remote.close();
+      }
+    });
+  }
 });

@@ -3,6 +3,7 @@ import { createRemoteSchemaRegistry, type RemoteSchemaRegistry, type RemoteSchem
 import type { MetadataStore } from '@svc-graphql/metadata-api';
 import { errorMessage, ServerOptionError } from './errors.js';
 import type { Cleanups } from './lifecycle.js';
+import type { OperationSignals } from './lockdown/time-limit.js';
 import type { Logger } from './observability/logger.js';
 import type { ServerMetrics } from './observability/metrics.js';
 import type { RequestRecords } from './request-record.js';
@@ -21,6 +22,8 @@ export interface MetadataOptions {
   metrics: ServerMetrics | undefined;
   /** Where the registry reads a request's session, id and headers (from the GraphQL context it is given). */
   records: RequestRecords;
+  /** Where the registry finds the abort signal of an operation (its remote calls are abandoned with it). */
+  signals: OperationSignals;
   /** A call to a remote for the request of `context` (its http-log entry counts them); absent: not counted. */
   onRemoteCall: ((context: unknown) => void) | undefined;
   cleanups: Cleanups;
@@ -32,7 +35,7 @@ export interface MetadataOptions {
  * `databaseUrl`). Both are released by `cleanups`.
  */
 export async function openMetadata(settings: ResolvedSettings, options: MetadataOptions): Promise<Metadata> {
-  const { logger, metrics, records, onRemoteCall, cleanups } = options;
+  const { logger, metrics, records, signals, onRemoteCall, cleanups } = options;
   const store = openStore(settings.databaseUrl, (message) => logger.warn(message));
   const hooks: RemoteSchemaHooks = {};
   if (metrics !== undefined || onRemoteCall !== undefined) {
@@ -54,6 +57,7 @@ export async function openMetadata(settings: ResolvedSettings, options: Metadata
     getSession: sessionOfRecord(records),
     getRequestId: (context) => records.of(context)?.id,
     getClientHeaders: (context) => records.of(context)?.headers,
+    getSignal: signals.of,
     enableRemoteSchemaPermissions: settings.enableRemoteSchemaPermissions,
     hooks,
   });

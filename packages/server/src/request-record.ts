@@ -4,6 +4,7 @@ import type { Span } from '@opentelemetry/api';
 import type { ExecutionResult } from 'graphql';
 import type { Session, SessionError } from '@svc-graphql/jwt-session';
 import type { ClientHeaders } from '@svc-graphql/remote-schemas';
+import type { RejectionReason } from './lockdown/rejections.js';
 
 /**
  * What the server knows of one request, filled in as it runs: one typed record per HTTP request
@@ -45,6 +46,14 @@ export interface RequestRecord {
 
   /** What the direct lane did before handing the request to Yoga; see http/direct-lane.ts. */
   handover: Handover | undefined;
+
+  // Lock-down (lockdown/plugin.ts).
+  /** The request is a batch (a JSON array of operations). */
+  batch: boolean;
+  /** The direct lane checked (and counted) its operation already: Yoga's path does not again. */
+  lockdownChecked: boolean;
+  /** Why the lock-down refused it (of a batch: the first operation refused), for the http-log entry. */
+  rejected: RejectionReason | undefined;
 }
 
 /** What the direct lane did for a request before handing it to Yoga. */
@@ -82,6 +91,9 @@ function newRecord(id: string, startedMs: number, headers: ClientHeaders, sessio
     executionStartedMs: undefined,
     uncounted: false,
     handover: undefined,
+    batch: false,
+    lockdownChecked: false,
+    rejected: undefined,
   };
 }
 

@@ -10,7 +10,7 @@ import { loadConsole, useConsole } from './http/console.js';
 import { corsAnswerHeaders, createOriginPolicy, ownOrigins, useCors } from './http/cors.js';
 import { createDirectLane, handedOverSession, useDirectLaneHandover } from './http/direct-lane.js';
 import { graphiqlOptions, renderGraphiqlPage, useGraphiqlAssets } from './http/graphiql.js';
-import { boundedParserCaches, createLimitedParse, useOperationLimits, useRequestBodyLimit } from './http/limits.js';
+import { boundedParserCaches, cachedDocuments, createLimitedParse, useOperationLimits, useRequestBodyLimit } from './http/limits.js';
 import { clientErrorAnswer, noteOperation, remoteCallCounter, trackRequests, upgradeLog, useRequestTracking } from './http/request-log.js';
 import { useServiceRoutes } from './http/routes.js';
 import { useConfigRoute } from './http/config-route.js';
@@ -19,6 +19,7 @@ import { useHasuraErrorCodes, useThrownValidationErrors } from './http/validatio
 import { Cleanups, listen, shutDown } from './lifecycle.js';
 import { createLockdown } from './lockdown/enforce.js';
 import { useLockdown, useTimeLimit } from './lockdown/plugin.js';
+import { OperationSignals } from './lockdown/time-limit.js';
 import { healthOf, openMetadata } from './metadata.js';
 import { createLogger, type Logger, type ServerLogger } from './observability/logger.js';
 import { ServerMetrics } from './observability/metrics.js';
@@ -79,12 +80,15 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
   cleanups.add(() => resolver.dispose());
   // One record per request, for every part of the server (request log, metrics, session, lane).
   const records = new RequestRecords();
+  // The abort signal of each operation under a time limit, where its remote calls find it.
+  const signals = new OperationSignals();
 
   try {
     const { store, registry, service } = await openMetadata(settings, {
       logger,
       metrics,
       records,
+      signals,
       onRemoteCall: countsRemoteCalls ? remoteCallCounter(records) : undefined,
       cleanups,
     });
@@ -148,14 +152,15 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       useHasuraErrorCodes(),
       // 8. Marks an admin's errors as they leave execution, before Yoga's masking (which runs after).
       masking.plugin,
-      //    The allow list and API limits of each operation (of a batch too), before any remote is called.
-      useLockdown(lockdown, records),
+      //    The rate limit of each operation (of a batch too) before its document is parsed, then the
+      //    allow list, introspection, depth and nodes before it is validated: before any remote is called.
+      useLockdown(lockdown, records, { documentOf: cachedDocuments(parserCaches, limitedParse) }),
       // 9. The role's schema (chosen in onEnveloped, from the session above) and the remotes' execution.
       useRemoteSchemas(registry),
       // 10. After it: an operation the direct lane already ran gets the remotes' answer it has.
       useDirectLaneHandover(records, { onExecutionStarted: backdateExecution }),
       // 11. Last: the role's time limit around the execution the plugins above chose.
-      useTimeLimit(lockdown, records),
+      useTimeLimit(lockdown, records, signals),
     ];
     const yoga = createYoga({
       graphqlEndpoint: GRAPHQL_PATH,
@@ -213,6 +218,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         maxOperationsPerConnection: settings.maxOperationsPerConnection,
         metrics,
         logger,
+        lockdown,
       }),
     );
     serveGraphqlWs(webSockets.server, graphqlWs, {

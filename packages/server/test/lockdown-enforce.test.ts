@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createServer, type SvcGraphqlServer } from '../src/index.js';
+import { createLogger } from '../src/observability/logger.js';
 
 /**
  * The allow list, introspection options and API limits enforced on /v1/graphql by the real server:
@@ -12,7 +13,8 @@ import { createServer, type SvcGraphqlServer } from '../src/index.js';
  */
 
 const ADMIN_SECRET = 'lockdown-enforce-admin-secret';
-const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+/** The server's log lines (JSON), for the http-log entries of refused requests. */
+const logLines: string[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'svc-graphql-lockdown-enforce-'));
 let remote: RunningRemote;
 let server: SvcGraphqlServer;
@@ -67,7 +69,7 @@ async function overWebSocket(query: string, role: string): Promise<any[]> {
 
 beforeAll(async () => {
   remote = await startSampleRemote({ port: 0 });
-  server = await createServer({ port: 0, databaseUrl: `file:${join(dir, 'metadata.json')}`, adminSecret: ADMIN_SECRET, enableAllowlist: true, logger: quiet });
+  server = await createServer({ port: 0, databaseUrl: `file:${join(dir, 'metadata.json')}`, adminSecret: ADMIN_SECRET, enableAllowlist: true, logger: createLogger('info', (line) => logLines.push(line), 'json') });
   await metadata('add_remote_schema', { name: 'sample', definition: { url: remote.url } });
   await metadata('create_query_collection', {
     name: 'app',
@@ -112,11 +114,42 @@ describe('the allow list', () => {
     ]);
   });
 
-  it('holds over graphql-ws, the socket staying open', async () => {
+  it('holds over graphql-ws: an error message for the operation, the socket staying open', async () => {
     const refused = await overWebSocket('{ hello }', 'user');
-    expect(refused[0]).toMatchObject({ type: 'next', payload: NOT_ALLOWED });
+    expect(refused).toEqual([{ id: '1', type: 'error', payload: NOT_ALLOWED.errors }]);
     const allowed = await overWebSocket('query Hello { hello }', 'user');
     expect(allowed[0]).toMatchObject({ type: 'next', payload: { data: { hello: expect.any(String) } } });
+  });
+
+  it('refuses a document that is not allowed before validating it against the schema', async () => {
+    const invalid = '{ no_such_field { id } }';
+    expect(await post({ query: invalid }, 'user')).toMatchObject({ status: 200, body: NOT_ALLOWED });
+    expect(await post([{ query: invalid }, { query: 'query Hello { hello }' }], 'user')).toMatchObject({
+      status: 200,
+      body: [NOT_ALLOWED, { data: { hello: expect.any(String) } }],
+    });
+    expect(await overWebSocket(invalid, 'user')).toEqual([{ id: '1', type: 'error', payload: NOT_ALLOWED.errors }]);
+    // Admin is not held to the allow list: the schema's own validation answers.
+    const admin = await post({ query: invalid });
+    expect(admin.body.errors[0]).toMatchObject({ extensions: { code: 'validation-failed' } });
+    expect(admin.body.errors[0].message).toMatch(/no_such_field/);
+    // A text that is not a document is answered as one: parse-failed, for any role.
+    expect((await post({ query: '{ hello' }, 'user')).body.errors[0].extensions.code).toBe('parse-failed');
+  });
+
+  it("says why in the refused request's http-log entry", async () => {
+    await post({ query: '{ hello }' }, 'user', { 'x-request-id': 'refused-by-allowlist' });
+    await post({ query: 'query Hello { hello }' }, 'user', { 'x-request-id': 'allowed-by-allowlist' });
+    const entryOf = async (id: string) => {
+      for (let attempt = 0; attempt < 100; attempt++) {
+        const line = logLines.find((candidate) => candidate.includes(`"request_id":"${id}"`));
+        if (line !== undefined) return JSON.parse(line);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error(`no http-log entry for ${id}`);
+    };
+    expect(await entryOf('refused-by-allowlist')).toMatchObject({ type: 'http-log', status: 200, role: 'user', operation_type: 'query', rejected: 'allowlist' });
+    expect(await entryOf('allowed-by-allowlist')).not.toHaveProperty('rejected');
   });
 
   it('follows a change of the metadata', async () => {
@@ -175,5 +208,22 @@ describe('introspection options and API limits', () => {
     expect((await post({ query: '{ hello }' })).status).toBe(200);
     await metadata('remove_api_limits', {});
     expect((await asUser('1')).status).toBe(200);
+  });
+
+  it('counts the rate first: refused documents count, and graphql-ws gets an error message', async () => {
+    await metadata('set_api_limits', { rate_limit: { per_role: { user: { max_reqs_per_min: 2, unique_params: ['x-svc-user-id'] } } } });
+    const as = (query: string) => post({ query }, 'user', { 'x-svc-user-id': 'counted' });
+    // Not allowed, not even valid: still a request of the minute.
+    expect((await as('{ no_such_field }')).body).toEqual(NOT_ALLOWED);
+    expect((await as('query Hello { hello }')).status).toBe(200);
+    const limited = await as('{ no_such_field }');
+    expect(limited.status).toBe(429);
+    expect(limited.body).toEqual({ errors: [{ message: 'rate limit exceeded', extensions: { code: 'rate-limit-exceeded', path: '$' } }] });
+    await metadata('set_api_limits', { rate_limit: { per_role: { user: { max_reqs_per_min: 1, unique_params: 'IP' } } } });
+    expect((await overWebSocket('query Hello { hello }', 'user'))[0]).toMatchObject({ type: 'next', payload: { data: { hello: expect.any(String) } } });
+    expect(await overWebSocket('query Hello { hello }', 'user')).toEqual([
+      { id: '1', type: 'error', payload: [{ message: 'rate limit exceeded', extensions: { code: 'rate-limit-exceeded', path: '$' } }] },
+    ]);
+    await metadata('remove_api_limits', {});
   });
 });

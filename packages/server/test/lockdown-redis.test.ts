@@ -1,7 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { createSchema, createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createServer, type SvcGraphqlServer } from '../src/index.js';
@@ -178,6 +181,50 @@ describe('the client IP and the time limit', () => {
       });
     } finally {
       await server.close();
+    }
+  });
+
+  it('abandons the remote calls of an operation out of time', async () => {
+    // A remote whose `stuck` field never answers; it tells when a request it holds loses its connection.
+    let abandoned!: () => void;
+    const abandonedCall = new Promise<void>((resolve) => (abandoned = resolve));
+    const yoga = createYoga({
+      schema: createSchema({
+        typeDefs: 'type Query { stuck: String, hello: String }',
+        resolvers: { Query: { stuck: () => new Promise(() => {}), hello: () => 'hi' } },
+      }),
+      logging: false,
+    });
+    const holding = createHttpServer((req, res) => {
+      res.once('close', () => {
+        if (!res.writableFinished) abandoned();
+      });
+      void yoga(req, res);
+    });
+    await new Promise<void>((resolve) => holding.listen(0, '127.0.0.1', resolve));
+    const server = await start();
+    try {
+      await metadata(server, 'add_remote_schema', {
+        name: 'holding',
+        definition: { url: `http://127.0.0.1:${String((holding.address() as AddressInfo).port)}/graphql`, timeout_seconds: 120 },
+      });
+      await metadata(server, 'set_api_limits', { time_limit: { global: 1 } });
+      for (const query of ['{ stuck }', 'query Stuck { stuck hello }']) {
+        const response = await fetch(`${server.url}/v1/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-svc-admin-secret': ADMIN_SECRET, 'x-svc-role': 'user' },
+          body: JSON.stringify({ query }),
+        });
+        expect(await response.json()).toEqual({
+          errors: [{ message: 'the operation exceeded the time limit of 1 seconds', extensions: { code: 'unexpected', path: '$' } }],
+        });
+      }
+      // The remote's call is given up when the limit passes, not after its 120 s timeout.
+      await abandonedCall;
+    } finally {
+      await server.close();
+      holding.closeAllConnections();
+      await new Promise((resolve) => holding.close(resolve));
     }
   });
 });

@@ -6,9 +6,9 @@ import type { LRUCache } from 'lru-cache';
 import { SessionError, type Session, type SessionResolver } from '@svc-graphql/jwt-session';
 import { remoteOperationRunner, type RemoteSchemaRegistry } from '@svc-graphql/remote-schemas';
 import type { Lockdown } from '../lockdown/enforce.js';
-import { markChecked } from '../lockdown/plugin.js';
 import { rejectionBody } from '../lockdown/rejections.js';
 import type { Handover, RequestRecord, RequestRecords } from '../request-record.js';
+import { cachedDocuments } from './limits.js';
 
 /**
  * The direct lane: a GraphQL request whose operation is answered by remotes alone is served by
@@ -138,23 +138,16 @@ export function createDirectLane(
   yoga: (req: IncomingMessage, res: ServerResponse) => void,
   options: DirectLaneOptions,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const { records, graphqlPath, maxBodyBytes, resolver, registry, documentCache, errorCache } = options;
+  const { records, graphqlPath, maxBodyBytes, resolver, registry } = options;
+  // Yoga's own caches: a document parsed here is not parsed again there.
+  const documentOf = cachedDocuments(options, options.parse);
   // Per schema (the live one, or a role's) and document: each operation name's lane, or `null`
   // when Yoga must answer it. Weak: a swapped-out schema and an evicted document take theirs along.
   const lanes = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string | null, Lane | null>>>();
 
   const laneFor = (schema: GraphQLSchema, text: string, operationName: string | null): { lane: Lane; document: DocumentNode } | undefined => {
-    let document = documentCache.get(text);
-    if (document === undefined) {
-      if (errorCache.has(text)) return undefined;
-      try {
-        document = options.parse(text);
-      } catch {
-        // Yoga parses it again and answers (and remembers) the error.
-        return undefined;
-      }
-      documentCache.set(text, document);
-    }
+    const document = documentOf(text);
+    if (document === undefined) return undefined;
     let bySchema = lanes.get(schema);
     if (bySchema === undefined) {
       bySchema = new WeakMap();
@@ -205,18 +198,19 @@ export function createDirectLane(
     const { lane, document } = found;
     record.session = session;
     record.role = session.role;
+    options.onOperation?.(record, lane.type, lane.name);
     const { lockdown } = options;
     if (lockdown !== undefined) {
       const rejection = await lockdown.check({ session, document, operationName, req });
       if (rejection !== undefined) {
+        record.rejected = rejection.reason;
         const retryAfter = rejection.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(rejection.retryAfterSeconds) };
         return writeAnswer(req, res, mediaType, rejection.status, JSON.stringify(rejectionBody(rejection)), retryAfter);
       }
-      markChecked(record);
+      record.lockdownChecked = true;
       // An operation under a time limit runs on Yoga's path, which keeps to it.
       if (lockdown.timeLimitMs(session) !== undefined) return handOver(req, res, body, record, handover);
     }
-    options.onOperation?.(record, lane.type, lane.name);
     const started = performance.now();
     // What remote-schemas reads of a context: the request's record (its session, id and headers,
     // through the registry's options) and the parameters (the text sent to the remote).

@@ -176,6 +176,30 @@ export function boundedParserCaches(): { documentCache: LRUCache<string, Documen
 }
 
 /**
+ * The document of an operation's text from `caches` (the ones Yoga's parser uses), else parsed
+ * with `parse` and kept there, so that Yoga finds it; `undefined` when the text does not parse or
+ * failed before: Yoga parses it again, and answers and remembers the error.
+ */
+export function cachedDocuments(
+  caches: { documentCache: LRUCache<string, DocumentNode>; errorCache: LRUCache<string, object> },
+  parse: (text: string) => DocumentNode,
+): (text: string) => DocumentNode | undefined {
+  const { documentCache, errorCache } = caches;
+  return (text) => {
+    let document = documentCache.get(text);
+    if (document !== undefined) return document;
+    if (errorCache.has(text)) return undefined;
+    try {
+      document = parse(text);
+    } catch {
+      return undefined;
+    }
+    documentCache.set(text, document);
+    return document;
+  };
+}
+
+/**
  * The deepest nesting of `{ ( [` any operation of `document` would have with every fragment spread
  * replaced by the fragment's selections: a spread adds no level of its own, so an operation
  * written with fragments is as deep as the same operation written out (an inline fragment's

@@ -77,6 +77,8 @@ export function trackRequests(
         operation_name: record.operationName,
         role: record.role,
         remote_calls: record.remoteCalls,
+        // Only on a request the lock-down refused: `allowlist`, `rate`, `depth`...
+        ...(record.rejected !== undefined && { rejected: record.rejected }),
       });
     });
     if (path === graphqlPath) {
@@ -210,14 +212,22 @@ export function useRequestTracking(records: RequestRecords): Plugin {
       const record = records.of(context);
       if (!record) return undefined;
       return ({ result }) => {
-        record.role = record.session?.role ?? null;
-        if (!isDocument(result)) return;
         const operationName = (context as { params?: { operationName?: unknown } }).params?.operationName;
-        const operation = getOperationAST(result, typeof operationName === 'string' ? operationName : undefined);
-        if (operation) noteOperation(record, operation.operation, operation.name?.value ?? null);
+        noteRequest(record, isDocument(result) ? result : undefined, operationName);
       };
     },
   };
+}
+
+/**
+ * The role of a request and the operation its document names (when it parsed), for its http-log
+ * entry: once Yoga parsed it, or when it is refused before (by the lock-down).
+ */
+export function noteRequest(record: RequestRecord, document: DocumentNode | undefined, operationName: unknown): void {
+  record.role = record.session?.role ?? null;
+  if (document === undefined) return;
+  const operation = getOperationAST(document, typeof operationName === 'string' ? operationName : undefined);
+  if (operation) noteOperation(record, operation.operation, operation.name?.value ?? null);
 }
 
 /** The operation of a request (and its span's attributes), found by Yoga's parse or by the direct lane. */

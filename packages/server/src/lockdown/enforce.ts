@@ -38,13 +38,20 @@ export interface OperationToCheck {
 }
 
 export interface Lockdown {
-  /** The first check the operation fails (counting it toward its rate limit when it passes that), or `undefined`. */
+  /** The first check the operation fails (counting it toward its rate limit when it passes that), or `undefined`: {@link checkRate}, then {@link checkDocument}. */
   check(operation: OperationToCheck): Rejection | undefined | Promise<Rejection | undefined>;
+  /**
+   * The rate limit of the session's role, counting the operation when it passes (a refused one is
+   * not counted); the first check, made before the document is parsed.
+   */
+  checkRate(session: Session, req: IncomingMessage | undefined): Rejection | undefined | Promise<Rejection | undefined>;
+  /** The checks of the parsed document, in order: allow list, introspection, depth, nodes. */
+  checkDocument(session: Session, document: DocumentNode, operationName: string | null | undefined): Rejection | undefined;
   /** A batch of `size` operations against the role's batch limit. */
   checkBatch(session: Session, size: number): Rejection | undefined;
   /** The time limit of the role's operations, in milliseconds, if any. */
   timeLimitMs(session: Session): number | undefined;
-  /** Counts a refusal that was answered outside {@link check} (time, batch). */
+  /** Counts a refusal that was answered outside the checks above (time). */
   rejected(rejection: Rejection): void;
   /** The `/healthz` warning of the rate-limit store, if any. */
   warning(): string | undefined;
@@ -82,33 +89,35 @@ export function createLockdown(options: LockdownOptions): Lockdown {
     return rejection;
   };
 
-  const checkOperation = (current: LockdownPolicy, operation: OperationToCheck): Rejection | undefined => {
-    const rejection = current.checkOperation({
-      role: operation.session.role,
-      facts: facts(operation.document),
-      operationName: operation.operationName,
-      allowlistEnabled: enableAllowlist,
-    });
+  const checkDocument = (session: Session, document: DocumentNode, operationName: string | null | undefined): Rejection | undefined => {
+    if (session.role === ADMIN_ROLE) return undefined;
+    const rejection = policy.checkOperation({ role: session.role, facts: facts(document), operationName, allowlistEnabled: enableAllowlist });
     return rejection === undefined ? undefined : refuse(rejection);
   };
 
+  const checkRate = (session: Session, req: IncomingMessage | undefined): Rejection | undefined | Promise<Rejection | undefined> => {
+    if (session.role === ADMIN_ROLE) return undefined;
+    const rate = policy.limitsFor(session.role).rate;
+    if (rate === undefined) return undefined;
+    const key = rateLimitKey(rate, {
+      role: session.role,
+      ip: clientIp(req?.socket.remoteAddress, req?.headers['x-forwarded-for'], trustProxy),
+      variables: session.variables,
+    });
+    const decide = (decision: RateDecision): Rejection | undefined =>
+      decision.allowed ? undefined : refuse(REJECT.rate(decision.retryAfterSeconds));
+    const decision = limiter.hit(key, rate.maxPerMinute);
+    return decision instanceof Promise ? decision.then(decide) : decide(decision);
+  };
+
   return {
-    check(operation) {
-      const { session, req } = operation;
-      if (session.role === ADMIN_ROLE) return undefined;
-      const current = policy;
-      const rate = current.limitsFor(session.role).rate;
-      if (rate === undefined) return checkOperation(current, operation);
-      const key = rateLimitKey(rate, {
-        role: session.role,
-        ip: clientIp(req?.socket.remoteAddress, req?.headers['x-forwarded-for'], trustProxy),
-        variables: session.variables,
-      });
-      const decide = (decision: RateDecision): Rejection | undefined =>
-        decision.allowed ? checkOperation(current, operation) : refuse(REJECT.rate(decision.retryAfterSeconds));
-      const decision = limiter.hit(key, rate.maxPerMinute);
-      return decision instanceof Promise ? decision.then(decide) : decide(decision);
+    check({ session, req, document, operationName }) {
+      const rate = checkRate(session, req);
+      if (rate instanceof Promise) return rate.then((rejection) => rejection ?? checkDocument(session, document, operationName));
+      return rate ?? checkDocument(session, document, operationName);
     },
+    checkRate,
+    checkDocument,
     checkBatch(session, size) {
       if (session.role === ADMIN_ROLE) return undefined;
       const rejection = policy.checkBatch(session.role, size);

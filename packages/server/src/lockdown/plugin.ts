@@ -1,15 +1,20 @@
 /**
- * The lock-down checks in Yoga's and graphql-ws's pipeline: each operation (of a batch too) is
- * checked before it executes (so before any remote is called), a batch against its role's batch
- * limit once it is parsed, and an operation runs under its role's time limit.
+ * The lock-down checks in Yoga's pipeline, in the order the rules give them: a batch against its
+ * role's batch limit once the body is parsed; then per operation, as soon as its parameters are
+ * known, the rate limit (before the document is parsed), then the allow list, introspection, depth
+ * and nodes (on the parsed document, before validation against the schema: an operation that is
+ * not allowed is answered so whatever it asks for); then the run under the role's time limit.
+ * graphql-ws makes the same checks at the same points (ws/operations.ts), and the direct lane its
+ * own before it runs an operation.
  */
 import type { IncomingMessage } from 'node:http';
-import { GraphQLError, type ExecutionResult } from 'graphql';
+import { GraphQLError, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { noteRequest } from '../http/request-log.js';
 import type { RequestRecord, RequestRecords } from '../request-record.js';
 import type { Lockdown } from './enforce.js';
 import { REJECT, type Rejection } from './rejections.js';
-import { TimeLimitExceededError, withTimeLimit } from './time-limit.js';
+import { TimeLimitExceededError, withTimeLimit, type OperationSignals } from './time-limit.js';
 
 /** The error of a rejection, with its HTTP status (and `Retry-After`) for Yoga. */
 export function rejectionError(rejection: Rejection): GraphQLError {
@@ -23,15 +28,9 @@ function rejectionResult(rejection: Rejection): ExecutionResult {
   return { errors: [rejectionError(rejection)] };
 }
 
-/** Requests that are batches (a JSON array of operations): they cannot hold a subscription. */
-const batches = new WeakSet<RequestRecord>();
-
-/** Requests the direct lane already checked (and counted) before it handed them to Yoga. */
-const checkedByLane = new WeakSet<RequestRecord>();
-
-/** Marks a request whose operation the direct lane checked: Yoga's path does not count it again. */
-export function markChecked(record: RequestRecord): void {
-  checkedByLane.add(record);
+/** The refusal answered for a request, noted on its record for its http-log entry (the first one of a batch). */
+export function noteRejection(record: RequestRecord | undefined, rejection: Rejection): void {
+  if (record !== undefined) record.rejected ??= rejection.reason;
 }
 
 function requestOf(context: unknown): IncomingMessage | undefined {
@@ -39,62 +38,85 @@ function requestOf(context: unknown): IncomingMessage | undefined {
   return typeof req === 'object' && req !== null && 'socket' in req ? (req as IncomingMessage) : undefined;
 }
 
-export function useLockdown(lockdown: Lockdown, records: RequestRecords): Plugin {
+export interface LockdownPluginOptions {
+  /**
+   * The document of an operation's text, parsed as Yoga parses it (same limits, same caches), or
+   * `undefined` when it does not parse: Yoga then answers the parse error itself.
+   */
+  documentOf(query: string): DocumentNode | undefined;
+}
+
+export function useLockdown(lockdown: Lockdown, records: RequestRecords, options: LockdownPluginOptions): Plugin {
   return {
     onRequestParse({ serverContext }) {
       return {
         onRequestParseDone({ requestParserResult }) {
           if (!Array.isArray(requestParserResult)) return;
           const record = records.of(serverContext);
-          if (record !== undefined) batches.add(record);
+          if (record !== undefined) record.batch = true;
           const session = record?.session;
           const rejection = session === undefined ? undefined : lockdown.checkBatch(session, requestParserResult.length);
-          if (rejection !== undefined) throw rejectionError(rejection);
+          if (rejection === undefined) return;
+          noteRejection(record, rejection);
+          throw rejectionError(rejection);
         },
       };
     },
-    async onExecute({ args, setResultAndStopExecution }) {
-      const record = records.of(args.contextValue);
+    // Each operation of a batch comes here on its own.
+    async onParams({ params, context, setResult }) {
+      const record = records.of(context);
       const session = record?.session;
-      if (record === undefined || session === undefined || checkedByLane.has(record)) return;
-      const rejection = await lockdown.check({ session, document: args.document, operationName: args.operationName, req: requestOf(args.contextValue) });
-      if (rejection !== undefined) setResultAndStopExecution(rejectionResult(rejection));
-    },
-    async onSubscribe({ args, setResultAndStopExecution }) {
-      const record = records.of(args.contextValue);
-      if (record !== undefined && batches.has(record)) {
-        // A batch is answered with one JSON array: there is no stream for a subscription in it.
-        setResultAndStopExecution({
-          errors: [new GraphQLError('a subscription cannot be sent in a batch', { extensions: { code: 'validation-failed', path: '$', http: { status: 200 } } })],
-        });
+      if (record === undefined || session === undefined || record.lockdownChecked) return;
+      const rate = await lockdown.checkRate(session, requestOf(context));
+      if (rate !== undefined) {
+        noteRejection(record, rate);
+        noteRequest(record, undefined, undefined);
+        setResult(rejectionResult(rate));
         return;
       }
-      const session = record?.session;
-      if (session === undefined) return;
-      const rejection = await lockdown.check({ session, document: args.document, operationName: args.operationName, req: requestOf(args.contextValue) });
-      if (rejection !== undefined) setResultAndStopExecution(rejectionResult(rejection));
+      if (typeof params.query !== 'string') return;
+      const document = options.documentOf(params.query);
+      if (document === undefined) return;
+      const rejection = lockdown.checkDocument(session, document, params.operationName);
+      if (rejection === undefined) return;
+      noteRejection(record, rejection);
+      noteRequest(record, document, params.operationName);
+      setResult(rejectionResult(rejection));
+    },
+    onSubscribe({ args, setResultAndStopExecution }) {
+      if (records.of(args.contextValue)?.batch !== true) return;
+      // A batch is answered with one JSON array: there is no stream for a subscription in it.
+      setResultAndStopExecution({
+        errors: [new GraphQLError('a subscription cannot be sent in a batch', { extensions: { code: 'validation-failed', path: '$', http: { status: 200 } } })],
+      });
     },
   };
 }
 
 /**
  * The role's time limit around execution: listed after every plugin that sets the execute function
- * (the remotes', the direct lane's hand-over), so that it wraps the one that runs. Subscriptions
- * are not limited.
+ * (the remotes', the direct lane's hand-over), so that it wraps the one that runs. The operation's
+ * signal (in `signals`, by its GraphQL context) aborts when the limit passes: the remotes' calls
+ * of the operation are abandoned with it. Subscriptions are not limited.
  */
-export function useTimeLimit(lockdown: Lockdown, records: RequestRecords): Plugin {
+export function useTimeLimit(lockdown: Lockdown, records: RequestRecords, signals: OperationSignals): Plugin {
   return {
     onExecute({ args, setExecuteFn, executeFn }) {
-      const session = records.of(args.contextValue)?.session;
+      const record = records.of(args.contextValue);
+      const session = record?.session;
       const limitMs = session === undefined ? undefined : lockdown.timeLimitMs(session);
       if (limitMs === undefined) return;
       setExecuteFn(async (executeArgs) => {
         try {
-          return await withTimeLimit(limitMs, () => Promise.resolve(executeFn(executeArgs)) as Promise<ExecutionResult>);
+          return await withTimeLimit(limitMs, (signal) => {
+            signals.set(executeArgs.contextValue, signal);
+            return Promise.resolve(executeFn(executeArgs)) as Promise<ExecutionResult>;
+          });
         } catch (error) {
           if (!(error instanceof TimeLimitExceededError)) throw error;
           const rejection = REJECT.time(limitMs / 1000);
           lockdown.rejected(rejection);
+          noteRejection(record, rejection);
           return rejectionResult(rejection);
         }
       });

@@ -37,3 +37,18 @@ export async function withTimeLimit<T>(limitMs: number, run: (signal: AbortSigna
     parent?.removeEventListener('abort', forward);
   }
 }
+
+/**
+ * The abort signal of each operation running under a time limit, by its GraphQL context: where
+ * the remotes' calls of the operation find it (the registry's `getSignal`).
+ */
+export class OperationSignals {
+  readonly #signals = new WeakMap<object, AbortSignal>();
+
+  set(context: unknown, signal: AbortSignal): void {
+    if (typeof context === 'object' && context !== null) this.#signals.set(context, signal);
+  }
+
+  readonly of = (context: unknown): AbortSignal | undefined =>
+    typeof context === 'object' && context !== null ? this.#signals.get(context) : undefined;
+}

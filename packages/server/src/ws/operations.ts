@@ -2,6 +2,9 @@ import { GraphQLError, getOperationAST, type DocumentNode, type ExecutionArgs, t
 import type { ConnectionInitMessage, Context, OperationResult, ServerOptions, SubscribePayload } from 'graphql-ws';
 import { isAsyncIterable, mapAsyncIterator, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphqlWsSession } from '@svc-graphql/jwt-session';
+import type { Lockdown } from '../lockdown/enforce.js';
+import { rejectionError } from '../lockdown/plugin.js';
+import type { Rejection } from '../lockdown/rejections.js';
 import type { Logger } from '../observability/logger.js';
 import type { ServerMetrics } from '../observability/metrics.js';
 import { countWebSocketRefusal, countWebSocketResult } from '../observability/metrics-plugin.js';
@@ -22,6 +25,12 @@ export interface GraphqlWsHooksOptions {
   maxOperationsPerConnection: number;
   metrics: ServerMetrics | undefined;
   logger: Logger;
+  /**
+   * The lock-down checks, at the same points as over HTTP: the rate limit before the document is
+   * parsed, the allow list, introspection, depth and nodes before it is validated. A refused
+   * operation gets an `error` message; the connection stays open.
+   */
+  lockdown?: Lockdown;
 }
 
 type WsContext = Context<ConnectionInitMessage['payload'], SocketExtra>;
@@ -42,7 +51,7 @@ interface StartingOperation {
 
 /** The options of graphql-ws's `makeServer` for this server. */
 export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<ConnectionInitMessage['payload'], SocketExtra> {
-  const { records, getEnveloped, session, graphqlPath, maxOperationsPerConnection, metrics, logger } = options;
+  const { records, getEnveloped, session, graphqlPath, maxOperationsPerConnection, metrics, logger, lockdown } = options;
   /** Per connection, the operations between onSubscribe and their start, by id. */
   const starting = new WeakMap<object, Map<string, StartingOperation>>();
 
@@ -61,6 +70,10 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
     const context = { ...ctx, req: upgrade, socket: ctx.extra.socket, request, params: payload, session: operationSession };
     records.openOperation(context, records.open(upgrade), headers, operationSession);
     const { schema, execute, subscribe, contextFactory, parse, validate } = getEnveloped(context);
+    if (lockdown !== undefined && operationSession !== undefined) {
+      const rejection = await lockdown.checkRate(operationSession, upgrade);
+      if (rejection !== undefined) return refused(rejection, undefined, undefined);
+    }
     let document: DocumentNode;
     try {
       document = parse(payload.query);
@@ -71,6 +84,8 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
       if (error instanceof GraphQLError) return [error];
       throw error;
     }
+    const rejection = lockdown !== undefined && operationSession !== undefined ? lockdown.checkDocument(operationSession, document, payload.operationName) : undefined;
+    if (rejection !== undefined) return refused(rejection, document, payload.operationName);
     let errors: readonly GraphQLError[];
     try {
       errors = validate(schema, document);
@@ -98,6 +113,11 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
       contextValue: await contextFactory(),
       rootValue: { execute, subscribe, operation } as EnvelopedRoot,
     };
+  };
+
+  const refused = (rejection: Rejection, document: DocumentNode | undefined, operationName: string | null | undefined): readonly GraphQLError[] => {
+    countWebSocketRefusal(metrics, document, operationName);
+    return [rejectionError(rejection)];
   };
 
   const run = (args: ExecutionArgs, kind: 'execute' | 'subscribe') =>
