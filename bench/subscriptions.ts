@@ -123,7 +123,7 @@ class Subscribers {
         lazy: false,
         on: { connected: () => connected(), closed: () => connected() },
         onNonLazyError: (error) => {
-          this.error(i, `connection: ${String((error as { code?: unknown }).code ?? error)}`);
+          this.error(i, `connection: ${failure(error)}`);
           connected();
         },
       });
@@ -143,7 +143,7 @@ class Subscribers {
               this.latencies.push(now() - tick.sentAt);
             }
           },
-          error: (error) => this.error(i, `error: ${JSON.stringify(error).slice(0, 200)}`),
+          error: (error) => this.error(i, `error: ${failure(error)}`),
           complete: () => this.error(i, 'completed'),
         },
       );
@@ -153,6 +153,18 @@ class Subscribers {
   async close(): Promise<void> {
     await Promise.all(this.clients.splice(0).map((client) => client.dispose()));
   }
+}
+
+/**
+ * What a client's connection or subscription failed with: a close's code and reason, a socket
+ * error's message (ws hands graphql-ws an `ErrorEvent`, which JSON shows as `{}`), or the
+ * server's errors.
+ */
+function failure(error: unknown): string {
+  const { code, reason, message } = (error ?? {}) as { code?: unknown; reason?: unknown; message?: unknown };
+  if (typeof code === 'number') return `${code} ${String(reason ?? '')}`.trim();
+  if (typeof message === 'string') return message;
+  return JSON.stringify(error).slice(0, 200);
 }
 
 function percentile(sorted: readonly number[], p: number): number {
