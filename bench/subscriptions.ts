@@ -2,8 +2,8 @@
 // subscribed through the gateway and, side by side in the same run, the same clients subscribed
 // directly to the remote. Gateway memory per subscriber, delivery latency (event sent by the
 // remote to event received by the client), CPU per delivered event of the gateway and of the
-// remote, and failed subscriptions (must be 0). Every event is checked: its user is the
-// subscriber's own.
+// remote, and failed subscriptions (must be 0; a client not connected and acknowledged within
+// 30 s counts as failed). Every event is checked: its user is the subscriber's own.
 //
 // BENCH_SUBSCRIBERS: comma-separated N (default 1000,9900); BENCH_DURATION: measured seconds per
 // case (default 15 here); BENCH_WARMUP: seconds after the last subscriber is in (default 3).
