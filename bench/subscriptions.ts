@@ -2,8 +2,8 @@
 // subscribed through the gateway and, side by side in the same run, the same clients subscribed
 // directly to the remote. Gateway memory per subscriber, delivery latency (event sent by the
 // remote to event received by the client), CPU per delivered event of the gateway and of the
-// remote, and failed subscriptions (must be 0). Every event is checked: its user is the
-// subscriber's own.
+// remote, and failed subscriptions (must be 0; a client not connected and acknowledged within
+// 30 s counts as failed). Every event is checked: its user is the subscriber's own.
 //
 // BENCH_SUBSCRIBERS: comma-separated N (default 1000,9900); BENCH_DURATION: measured seconds per
 // case (default 15 here); BENCH_WARMUP: seconds after the last subscriber is in (default 3).
@@ -28,6 +28,19 @@ const JWT_KEY = 'bench-subscriptions-jwt-key-of-at-least-32-characters';
 const QUERY = 'subscription { tick { user seq sentAt } }';
 /** Subscribers connecting at once while they are set up. */
 const CONNECT_BATCH = 250;
+/**
+ * How long a subscriber waits for its WebSocket handshake, and then for `connection_ack`: past it,
+ * it counts as failed and the run goes on (a server that stops accepting would hold the ramp-up
+ * for ever).
+ */
+const CONNECT_TIMEOUT_MS = 30_000;
+
+/** `ws` with a bounded handshake (graphql-ws's client bounds only the wait for `connection_ack`). */
+class BoundedWebSocket extends WebSocket {
+  constructor(url: string, protocols?: string | string[]) {
+    super(url, protocols, { handshakeTimeout: CONNECT_TIMEOUT_MS });
+  }
+}
 
 const config: BenchConfig = {
   duration: Number(process.env['BENCH_DURATION'] ?? 15),
@@ -50,16 +63,40 @@ interface Tick {
 /** The subscribers of one case and what they received. */
 class Subscribers {
   readonly clients: Client[] = [];
-  /** Subscriptions that ended, failed, or received an event of another user. */
-  failed = 0;
-  firstEvents = 0;
+  /** Subscribers whose subscription ended, failed, or received an event of another user. */
+  readonly #failed = new Set<number>();
+  /** Subscribers that received their first event. */
+  readonly #receiving = new Set<number>();
   delivered = 0;
   measuring = false;
   latencies: number[] = [];
   readonly #errors = new Map<string, number>();
 
-  error(what: string): void {
-    this.failed++;
+  get failed(): number {
+    return this.#failed.size;
+  }
+
+  get firstEvents(): number {
+    return this.#receiving.size;
+  }
+
+  /** Subscribers of the first `n` that failed or never received an event: each counts once. */
+  failedOf(n: number): number {
+    let failed = 0;
+    for (let i = 0; i < n; i++) if (this.#failed.has(i) || !this.#receiving.has(i)) failed++;
+    return failed;
+  }
+
+  /** Subscribers of the first `n` that neither failed nor received an event yet. */
+  waiting(n: number): number {
+    let waiting = 0;
+    for (let i = 0; i < n; i++) if (!this.#failed.has(i) && !this.#receiving.has(i)) waiting++;
+    return waiting;
+  }
+
+  /** Every reason is counted; a subscriber with two (its connection, then its subscription) fails once. */
+  error(i: number, what: string): void {
+    this.#failed.add(i);
     this.#errors.set(what, (this.#errors.get(what) ?? 0) + 1);
   }
 
@@ -79,38 +116,35 @@ class Subscribers {
     return new Promise<void>((connected) => {
       const client = createClient({
         url,
-        webSocketImpl: WebSocket,
+        webSocketImpl: BoundedWebSocket,
         connectionParams,
+        connectionAckWaitTimeout: CONNECT_TIMEOUT_MS,
         retryAttempts: 0,
         lazy: false,
         on: { connected: () => connected(), closed: () => connected() },
         onNonLazyError: (error) => {
-          this.error(`connection: ${String((error as { code?: unknown }).code ?? error)}`);
+          this.error(i, `connection: ${failure(error)}`);
           connected();
         },
       });
       this.clients.push(client);
-      let first = true;
       client.subscribe<{ tick: Tick }>(
         { query: QUERY },
         {
           next: (result) => {
             const tick = result.data?.tick;
             if (!tick || tick.user !== user) {
-              this.error(tick ? 'event of another user' : `result: ${JSON.stringify(result).slice(0, 200)}`);
+              this.error(i, tick ? 'event of another user' : `result: ${JSON.stringify(result).slice(0, 200)}`);
               return;
             }
-            if (first) {
-              first = false;
-              this.firstEvents++;
-            }
+            this.#receiving.add(i);
             if (this.measuring) {
               this.delivered++;
               this.latencies.push(now() - tick.sentAt);
             }
           },
-          error: (error) => this.error(`error: ${JSON.stringify(error).slice(0, 200)}`),
-          complete: () => this.error('completed'),
+          error: (error) => this.error(i, `error: ${failure(error)}`),
+          complete: () => this.error(i, 'completed'),
         },
       );
     });
@@ -119,6 +153,18 @@ class Subscribers {
   async close(): Promise<void> {
     await Promise.all(this.clients.splice(0).map((client) => client.dispose()));
   }
+}
+
+/**
+ * What a client's connection or subscription failed with: a close's code and reason, a socket
+ * error's message (ws hands graphql-ws an `ErrorEvent`, which JSON shows as `{}`), or the
+ * server's errors.
+ */
+function failure(error: unknown): string {
+  const { code, reason, message } = (error ?? {}) as { code?: unknown; reason?: unknown; message?: unknown };
+  if (typeof code === 'number') return `${code} ${String(reason ?? '')}`.trim();
+  if (typeof message === 'string') return message;
+  return JSON.stringify(error).slice(0, 200);
 }
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -167,7 +213,7 @@ async function measure(
   progress(`  ${route}, ${n} subscribers: connecting`);
   await subscribers.open(n, url, params);
   // Every subscriber had its first event (the remote sends it within a second).
-  await until(() => subscribers.firstEvents + subscribers.failed >= n, 30_000);
+  await until(() => subscribers.waiting(n) === 0, 30_000);
   progress(`  ${route}, ${n} subscribers: ${subscribers.firstEvents} receiving, ${subscribers.failed} failed; warm-up ${config.warmup} s`);
   await sleep(config.warmup);
   const held = gateway && (await gateway.stats(true));
@@ -184,7 +230,7 @@ async function measure(
   const result: Measured = {
     n,
     route,
-    failed: subscribers.failed + (n - subscribers.firstEvents - subscribers.failed),
+    failed: subscribers.failedOf(n),
     errors: subscribers.errors(),
     delivered: subscribers.delivered,
     p50: percentile(latencies, 50),

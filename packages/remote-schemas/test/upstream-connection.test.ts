@@ -120,14 +120,20 @@ function connect(url: string, options: { timeoutMs?: number; maxPayload?: number
 
 const payload = (query: string) => ({ query, variables: null, operationName: null });
 
+/** A graphql-ws server and one connection to it carrying two subscriptions, each recorded. */
+async function twoSubscriptions(first: string, second: string) {
+  const remote = await graphqlWsServer();
+  const connection = connect(remote.url);
+  const one = recorder();
+  const two = recorder();
+  const firstId = connection.subscribe(payload(first), one.sink);
+  connection.subscribe(payload(second), two.sink);
+  return { remote, connection, one, two, firstId };
+}
+
 describe('an upstream graphql-ws connection, against graphql-ws server', () => {
   it('sends its connection_init payload, is acknowledged, and gets events until the remote completes', async () => {
-    const remote = await graphqlWsServer();
-    const connection = connect(remote.url);
-    const first = recorder();
-    const second = recorder();
-    connection.subscribe(payload('subscription { countdown(from: 2) }'), first.sink);
-    connection.subscribe(payload('subscription { whoami }'), second.sink);
+    const { remote, connection, one: first, two: second } = await twoSubscriptions('subscription { countdown(from: 2) }', 'subscription { whoami }');
     expect(await first.ended).toEqual({ complete: true });
     expect(first.events).toEqual([{ data: { countdown: 2 } }, { data: { countdown: 1 } }, { data: { countdown: 0 } }]);
     expect(await second.ended).toEqual({ complete: true });
@@ -139,12 +145,7 @@ describe('an upstream graphql-ws connection, against graphql-ws server', () => {
   });
 
   it('ends a subscription the remote refuses with its errors, and keeps the others', async () => {
-    const remote = await graphqlWsServer();
-    const connection = connect(remote.url);
-    const bad = recorder();
-    const good = recorder();
-    connection.subscribe(payload('subscription { nope }'), bad.sink);
-    connection.subscribe(payload('subscription { countdown(from: 0) }'), good.sink);
+    const { one: bad, two: good } = await twoSubscriptions('subscription { nope }', 'subscription { countdown(from: 0) }');
     const { error } = await bad.ended;
     expect(error).toEqual([expect.objectContaining({ message: 'Cannot query field "nope" on type "Subscription".' })]);
     expect(await good.ended).toEqual({ complete: true });
@@ -152,12 +153,8 @@ describe('an upstream graphql-ws connection, against graphql-ws server', () => {
   });
 
   it('stops a subscription from its side with complete; the remote ends it and the others go on', async () => {
-    const remote = await graphqlWsServer();
-    const connection = connect(remote.url);
-    const stopped = recorder();
-    const kept = recorder();
-    const id = connection.subscribe(payload('subscription { forever }'), stopped.sink);
-    connection.subscribe(payload('subscription { forever }'), kept.sink);
+    const forever = 'subscription { forever }';
+    const { remote, connection, one: stopped, two: kept, firstId: id } = await twoSubscriptions(forever, forever);
     await expect.poll(() => stopped.events.length > 0 && kept.events.length > 0).toBe(true);
     connection.stop(id);
     await expect.poll(() => remote.seen.completed).toEqual([id]);
@@ -167,12 +164,8 @@ describe('an upstream graphql-ws connection, against graphql-ws server', () => {
   });
 
   it('ends every subscription with the close code when the remote closes the connection', async () => {
-    const remote = await graphqlWsServer();
-    const connection = connect(remote.url);
-    const one = recorder();
-    const two = recorder();
-    connection.subscribe(payload('subscription { forever }'), one.sink);
-    connection.subscribe(payload('subscription { forever }'), two.sink);
+    const forever = 'subscription { forever }';
+    const { remote, connection, one, two } = await twoSubscriptions(forever, forever);
     await expect.poll(() => one.events.length > 0 && two.events.length > 0).toBe(true);
     for (const socket of remote.wsServer.clients) socket.close(4500, 'gone');
     expect(await one.ended).toEqual({ error: { code: 4500, reason: 'gone' } });
