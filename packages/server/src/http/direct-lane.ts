@@ -181,7 +181,9 @@ export function createDirectLane(
     return lane === null ? undefined : { lane, document };
   };
 
-  const handOver = (req: LaneRequest, res: ServerResponse, body: Buffer, record: RequestRecord, handover: Handover | undefined) => {
+  /** `checked`: the lock-down checked (and counted) the operation already; Yoga's path does not again. */
+  const handOver = (req: LaneRequest, res: ServerResponse, body: Buffer, record: RequestRecord, handover: Handover | undefined, checked = false) => {
+    if (checked) markChecked(record);
     req.body = new ReplayedBody(body);
     record.handover = handover;
     yoga(req, res);
@@ -207,15 +209,18 @@ export function createDirectLane(
     record.role = session.role;
     const { lockdown } = options;
     if (lockdown !== undefined) {
-      const rejection = await lockdown.check({ session, document, operationName, req });
+      // Awaited only when the decision is a promise (Redis rate limits): a local decision costs no extra tick.
+      const decision = lockdown.check({ session, document, operationName, req });
+      const rejection = decision instanceof Promise ? await decision : decision;
       if (rejection !== undefined) {
         const retryAfter = rejection.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(rejection.retryAfterSeconds) };
         return writeAnswer(req, res, mediaType, rejection.status, JSON.stringify(rejectionBody(rejection)), retryAfter);
       }
-      markChecked(record);
       // An operation under a time limit runs on Yoga's path, which keeps to it.
-      if (lockdown.timeLimitMs(session) !== undefined) return handOver(req, res, body, record, handover);
+      if (lockdown.timeLimitMs(session) !== undefined) return handOver(req, res, body, record, handover, true);
     }
+    // Marked only when handed over below (an answer the lane writes never reaches Yoga's checks).
+    const checked = lockdown !== undefined;
     options.onOperation?.(record, lane.type, lane.name);
     const started = performance.now();
     // What remote-schemas reads of a context: the request's record (its session, id and headers,
@@ -233,11 +238,11 @@ export function createDirectLane(
       });
     } catch (thrown) {
       handover.outcome = { started, thrown };
-      return handOver(req, res, body, record, handover);
+      return handOver(req, res, body, record, handover, checked);
     }
     if ((result.errors !== undefined && result.errors.length > 0) || result.data == null || result.extensions?.['http'] !== undefined) {
       handover.outcome = { started, result };
-      return handOver(req, res, body, record, handover);
+      return handOver(req, res, body, record, handover, checked);
     }
     options.onAnswered?.(lane.type, (performance.now() - started) / 1000);
     writeAnswer(req, res, mediaType, 200, JSON.stringify(result));
@@ -246,7 +251,8 @@ export function createDirectLane(
   /** Writes a JSON answer of the lane in `mediaType`, with the CORS headers of the request's origin. */
   function writeAnswer(req: IncomingMessage, res: ServerResponse, mediaType: string, status: number, text: string, extra?: Record<string, string>): void {
     if (res.destroyed) return;
-    const headers: Record<string, string | number> = { 'content-type': `${mediaType}; charset=utf-8`, 'content-length': Buffer.byteLength(text), ...extra };
+    const headers: Record<string, string | number> = { 'content-type': `${mediaType}; charset=utf-8`, 'content-length': Buffer.byteLength(text) };
+    if (extra !== undefined) Object.assign(headers, extra);
     const cors = options.corsHeaders(req.headers.origin);
     if (cors) Object.assign(headers, cors);
     res.writeHead(status, headers);
