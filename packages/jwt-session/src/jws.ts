@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual, verify as verifySignature } from 'node:crypto';
 import { compactVerify, errors } from 'jose';
 import { JwtVerificationError } from './errors.js';
 import type { VerificationKey } from './keys.js';
@@ -80,8 +80,9 @@ export function decodeJws(token: string): DecodedJws {
 }
 
 /**
- * Verifies the signature of `jws` with jose, trying `keys` in order (several keys may share a `kid`,
- * or a token without `kid` may fit any key of its algorithm), and returns the verified payload bytes.
+ * Verifies the signature of `jws` with jose (HMAC and RSA keys: in this thread, see below), trying
+ * `keys` in order (several keys may share a `kid`, or a token without `kid` may fit any key of its
+ * algorithm), and returns the verified payload bytes.
  * Each key admits only its own algorithm (`algorithms`), so the token's header can never choose it.
  *
  * jose's refusals map to our codes: a JWS jose finds malformed is CompactDecodeError (after
@@ -94,6 +95,10 @@ export async function verifyJws(jws: DecodedJws, keys: readonly VerificationKey[
   for (const key of keys) {
     if (key.hmac !== undefined) {
       if (hmacHolds(jws, key, key.hmac)) return decodeVerifiedPayload(jws);
+      continue;
+    }
+    if (key.rsa !== undefined) {
+      if (rsaHolds(jws, key, key.rsa)) return decodeVerifiedPayload(jws);
       continue;
     }
     try {
@@ -120,6 +125,25 @@ function hmacHolds(jws: DecodedJws, key: VerificationKey, hmac: NonNullable<Veri
   const signature = Buffer.from(jws.token.slice(signingInputEnd + 1), 'base64url');
   const expected = createHmac(hmac.hash, hmac.secret).update(jws.token.slice(0, signingInputEnd)).digest();
   return expected.length === signature.length && timingSafeEqual(expected, signature);
+}
+
+/**
+ * An RSA (PKCS #1 v1.5) signature, checked in this thread with node:crypto, for the same reason as
+ * {@link hmacHolds}: through WebCrypto each check is queued on libuv's thread pool, and the hop and
+ * the promises around it cost about as much CPU as the RSA check itself. The decision is jose's:
+ * the JWS must name the key's own algorithm, and the signature of `header.payload` must hold under
+ * the key (the one jose imported, as node:crypto holds it); a signature node:crypto cannot even
+ * check fails, as it does in jose. The jose-agreement property test holds the two together.
+ */
+function rsaHolds(jws: DecodedJws, key: VerificationKey, rsa: NonNullable<VerificationKey['rsa']>): boolean {
+  if (!key.algorithms.includes(jws.alg)) return false;
+  const signingInputEnd = jws.token.lastIndexOf('.');
+  const signature = Buffer.from(jws.token.slice(signingInputEnd + 1), 'base64url');
+  try {
+    return verifySignature(rsa.hash, Buffer.from(jws.token.slice(0, signingInputEnd), 'latin1'), rsa.key, signature);
+  } catch {
+    return false;
+  }
 }
 
 /** The payload bytes of a JWS whose signature held (a segment that is not base64url is malformed, as jose says). */

@@ -1,4 +1,4 @@
-import { X509Certificate, createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
+import { KeyObject, X509Certificate, createPublicKey, createSecretKey } from 'node:crypto';
 import { importJWK, importSPKI, importX509, type JWK } from 'jose';
 import {
   MIN_RSA_BITS,
@@ -27,6 +27,11 @@ export interface VerificationKey {
    * `verifyJws`); `key` is the same secret as jose imports it.
    */
   readonly hmac?: { readonly secret: KeyObject; readonly hash: string };
+  /**
+   * RSA only (RS256, RS384, RS512): `key` as node:crypto holds it (`KeyObject.from`) and the hash,
+   * to check signatures in this thread too (see `verifyJws`).
+   */
+  readonly rsa?: { readonly key: KeyObject; readonly hash: string };
   readonly kid?: string;
 }
 
@@ -105,7 +110,13 @@ export async function importConfigKey(config: ConfigKey): Promise<VerificationKe
     return { alg, algorithms: headerAlgorithmsFor(alg), family, key, hmac: { secret: material.key, hash: hash.replace('-', '').toLowerCase() } };
   }
   const key = material.format === 'x509' ? await importX509(material.pem, alg) : await importSPKI(material.pem, alg);
-  return { alg, algorithms: headerAlgorithmsFor(alg), family, key };
+  return withRsa({ alg, algorithms: headerAlgorithmsFor(alg), family, key });
+}
+
+/** An RSA key with what checks its signatures in this thread (see `verifyJws`); any other key as it is. */
+function withRsa(key: VerificationKey): VerificationKey {
+  if (key.family !== 'RSA' || !/^RS(256|384|512)$/.test(key.alg)) return key;
+  return { ...key, rsa: { key: KeyObject.from(key.key), hash: `sha${key.alg.slice(2)}` } };
 }
 
 /** What kind of key a key is: its type, and its curve or size where the algorithm cares. */
@@ -185,7 +196,7 @@ export async function importJwk(value: unknown): Promise<{ key: VerificationKey;
   checkKeyFits(info, describeCryptoKey(key), alg);
   const kid = typeof jwk['kid'] === 'string' ? jwk['kid'] : undefined;
   const print = JSON.stringify([kid ?? null, alg, ...PUBLIC_MEMBERS.map((m) => material[m] ?? null), material['x5c'] ?? null]);
-  const imported: VerificationKey = { alg, algorithms: headerAlgorithmsFor(alg), family: info.family, key };
+  const imported = withRsa({ alg, algorithms: headerAlgorithmsFor(alg), family: info.family, key });
   return { key: kid === undefined ? imported : { ...imported, kid }, print };
 }
 
