@@ -105,6 +105,20 @@ describe('the allow list', () => {
     expect(answer.body).toEqual([{ data: { hello: expect.any(String) } }, NOT_ALLOWED]);
   });
 
+  it('leaves malformed operations of a batch to the parameter checks, answering the others', async () => {
+    const answer = await post([null, { query: 'query Hello { hello }', operationName: 7 }, { query: 'query Hello { hello }' }], 'user');
+    expect(answer.status).toBe(200);
+    expect(answer.body).toHaveLength(3);
+    expect(answer.body[0].errors[0].message).not.toBe('Unexpected error.');
+    expect(answer.body[1].errors[0].message).not.toBe('Unexpected error.');
+    expect(answer.body[2]).toEqual({ data: { hello: expect.any(String) } });
+    for (const body of [null, 7, 'text', { query: 'query Hello { hello }', operationName: ['Hello'] }]) {
+      const single = await post(body, 'user');
+      expect(single.status, JSON.stringify(body)).toBeLessThan(500);
+      expect(single.body.errors[0].message).not.toBe('Unexpected error.');
+    }
+  });
+
   it('answers a subscription in a batch with an error of its own', async () => {
     await metadata('add_query_to_collection', { collection_name: 'app', query_name: 'countdown', query: 'subscription { countdown(from: 1) }' });
     const answer = await post([{ query: 'query Hello { hello }' }, { query: 'subscription { countdown(from: 1) }' }], 'user');

@@ -74,13 +74,15 @@ export function useLockdown(lockdown: Lockdown, records: RequestRecords, options
         setResult(rejectionResult(rate));
         return;
       }
-      if (typeof params.query !== 'string') return;
-      const document = options.documentOf(params.query);
+      // Anything but a text and an optional name is answered by Yoga's own checks of the parameters.
+      const { query, operationName } = (params ?? {}) as { query?: unknown; operationName?: unknown };
+      if (typeof query !== 'string' || (operationName != null && typeof operationName !== 'string')) return;
+      const document = options.documentOf(query);
       if (document === undefined) return;
-      const rejection = lockdown.checkDocument(session, document, params.operationName);
+      const rejection = lockdown.checkDocument(session, document, operationName);
       if (rejection === undefined) return;
       noteRejection(record, rejection);
-      noteRequest(record, document, params.operationName);
+      noteRequest(record, document, operationName);
       setResult(rejectionResult(rejection));
     },
     onSubscribe({ args, setResultAndStopExecution }) {
