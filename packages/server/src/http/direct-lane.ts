@@ -6,6 +6,7 @@ import type { LRUCache } from 'lru-cache';
 import { SessionError, type Session, type SessionResolver } from '@svc-graphql/jwt-session';
 import { remoteOperationRunner, type RemoteSchemaRegistry } from '@svc-graphql/remote-schemas';
 import type { Lockdown } from '../lockdown/enforce.js';
+import { noteRejection } from '../lockdown/plugin.js';
 import { rejectionBody } from '../lockdown/rejections.js';
 import type { Handover, RequestRecord, RequestRecords } from '../request-record.js';
 import { cachedDocuments } from './limits.js';
@@ -205,7 +206,7 @@ export function createDirectLane(
       const decision = lockdown.check({ session, document, operationName, req });
       const rejection = decision instanceof Promise ? await decision : decision;
       if (rejection !== undefined) {
-        record.rejected = rejection.reason;
+        noteRejection(record, rejection);
         const retryAfter = rejection.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(rejection.retryAfterSeconds) };
         return writeAnswer(req, res, mediaType, rejection.status, JSON.stringify(rejectionBody(rejection)), retryAfter);
       }

@@ -10,6 +10,7 @@
 import type { IncomingMessage } from 'node:http';
 import { GraphQLError, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import type { Session } from '@svc-graphql/jwt-session';
 import { noteRequest } from '../http/request-log.js';
 import type { RequestRecord, RequestRecords } from '../request-record.js';
 import type { Lockdown } from './enforce.js';
@@ -47,6 +48,28 @@ export interface LockdownPluginOptions {
 }
 
 export function useLockdown(lockdown: Lockdown, records: RequestRecords, options: LockdownPluginOptions): Plugin {
+  /** Answers the operation with `rejection`, noted on its record (with its role and operation) for the http-log entry. */
+  const refuse = (record: RequestRecord, setResult: (result: ExecutionResult) => void, rejection: Rejection, document?: DocumentNode, operationName?: unknown) => {
+    noteRejection(record, rejection);
+    noteRequest(record, document, operationName);
+    setResult(rejectionResult(rejection));
+  };
+
+  /** After the rate limit: refused by it, or the checks of the parsed document. */
+  const checkParams = (record: RequestRecord, session: Session, params: unknown, setResult: (result: ExecutionResult) => void, rate: Rejection | undefined) => {
+    if (rate !== undefined) {
+      refuse(record, setResult, rate);
+      return;
+    }
+    // Anything but a text and an optional name is answered by Yoga's own checks of the parameters.
+    const { query, operationName } = (params ?? {}) as { query?: unknown; operationName?: unknown };
+    if (typeof query !== 'string' || (operationName != null && typeof operationName !== 'string')) return;
+    const document = options.documentOf(query);
+    if (document === undefined) return;
+    const rejection = lockdown.checkDocument(session, document, operationName);
+    if (rejection !== undefined) refuse(record, setResult, rejection, document, operationName);
+  };
+
   return {
     onRequestParse({ serverContext }) {
       return {
@@ -62,28 +85,16 @@ export function useLockdown(lockdown: Lockdown, records: RequestRecords, options
         },
       };
     },
-    // Each operation of a batch comes here on its own.
-    async onParams({ params, context, setResult }) {
+    // Each operation of a batch comes here on its own. A decision of this instance's own counter
+    // costs no promise: one is returned only while Redis is asked.
+    onParams({ params, context, setResult }) {
       const record = records.of(context);
       const session = record?.session;
-      if (record === undefined || session === undefined || record.lockdownChecked) return;
-      const rate = await lockdown.checkRate(session, requestOf(context));
-      if (rate !== undefined) {
-        noteRejection(record, rate);
-        noteRequest(record, undefined, undefined);
-        setResult(rejectionResult(rate));
-        return;
-      }
-      // Anything but a text and an optional name is answered by Yoga's own checks of the parameters.
-      const { query, operationName } = (params ?? {}) as { query?: unknown; operationName?: unknown };
-      if (typeof query !== 'string' || (operationName != null && typeof operationName !== 'string')) return;
-      const document = options.documentOf(query);
-      if (document === undefined) return;
-      const rejection = lockdown.checkDocument(session, document, operationName);
-      if (rejection === undefined) return;
-      noteRejection(record, rejection);
-      noteRequest(record, document, operationName);
-      setResult(rejectionResult(rejection));
+      if (record === undefined || session === undefined || record.lockdownChecked) return undefined;
+      const rate = lockdown.checkRate(session, requestOf(context));
+      if (rate instanceof Promise) return rate.then((rejection) => checkParams(record, session, params, setResult, rejection));
+      checkParams(record, session, params, setResult, rate);
+      return undefined;
     },
     onSubscribe({ args, setResultAndStopExecution }) {
       if (records.of(args.contextValue)?.batch !== true) return;
