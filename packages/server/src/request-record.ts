@@ -98,18 +98,28 @@ function newRecord(id: string, startedMs: number, headers: ClientHeaders, sessio
 }
 
 /**
- * The records of one server's requests. Kept here, by request or context, for as long as that
- * request or context lives: one server's records are never another's.
+ * The records of one server's requests. A record is kept on the request or context it belongs
+ * to, under a symbol of this instance (a property lookup, and nothing for the garbage collector to
+ * track beyond the object itself): it lives as long as that object, and one server's records are
+ * never another's.
  */
 export class RequestRecords {
-  readonly #records = new WeakMap<object, RequestRecord>();
+  readonly #key: symbol = Symbol('svc-graphql request record');
+
+  #get(holder: object): RequestRecord | undefined {
+    return (holder as Record<symbol, RequestRecord | undefined>)[this.#key];
+  }
+
+  #set(holder: object, record: RequestRecord): void {
+    (holder as Record<symbol, RequestRecord | undefined>)[this.#key] = record;
+  }
 
   /** The record of an HTTP request or WebSocket upgrade, made when first asked for. */
   open(request: IncomingMessage): RequestRecord {
-    let record = this.#records.get(request);
+    let record = this.#get(request);
     if (record === undefined) {
       record = newRecord(requestIdFrom(request.headers['x-request-id']), performance.now(), request.headers, undefined);
-      this.#records.set(request, record);
+      this.#set(request, record);
     }
     return record;
   }
@@ -120,7 +130,7 @@ export class RequestRecords {
    */
   openOperation(context: object, connection: RequestRecord, headers: ClientHeaders, session: Session | undefined): RequestRecord {
     const record = newRecord(connection.id, performance.now(), headers, session);
-    this.#records.set(context, record);
+    this.#set(context, record);
     return record;
   }
 
@@ -131,9 +141,9 @@ export class RequestRecords {
    */
   of(holder: unknown): RequestRecord | undefined {
     if (typeof holder !== 'object' || holder === null) return undefined;
-    const own = this.#records.get(holder);
+    const own = this.#get(holder);
     if (own !== undefined) return own;
     const req = (holder as { req?: unknown }).req;
-    return typeof req === 'object' && req !== null ? this.#records.get(req) : undefined;
+    return typeof req === 'object' && req !== null ? this.#get(req) : undefined;
   }
 }
