@@ -1,7 +1,7 @@
 /**
  * Rate limits over a sliding minute: the interface both counters share, the key a request is
- * counted under, and the counter of one instance (every request of the last minute remembered per
- * key, so the window slides exactly). The shared counter is in redis-rate-limiter.ts.
+ * counted under, and the counter of one instance (the time of every counted request of the last
+ * minute remembered per key, so the window slides exactly). The shared counter is in redis-rate-limiter.ts.
  */
 import { createHash } from 'node:crypto';
 import type { RoleRateLimit } from './policy.js';
@@ -69,18 +69,57 @@ function retryAfter(oldest: number, now: number): number {
   return Math.max(1, Math.ceil((oldest + RATE_WINDOW_MS - now) / 1000));
 }
 
-/** The times of one key's requests of the last minute, oldest first, from `head` on. */
-interface Window {
-  times: number[];
-  head: number;
+/**
+ * The times of one key's counted requests of the last minute, oldest first, in a ring: counting
+ * a request writes one number and allocates nothing (the ring doubles when full, halves when
+ * three quarters empty).
+ */
+class Window {
+  times = new Float64Array(4);
+  /** Index of the oldest time. */
+  head = 0;
+  size = 0;
+
+  /** Forgets the times at or before `cutoff`. */
+  expire(cutoff: number): void {
+    const { times } = this;
+    while (this.size > 0 && (times[this.head] as number) <= cutoff) {
+      this.head = this.head + 1 === times.length ? 0 : this.head + 1;
+      this.size -= 1;
+    }
+    if (times.length > 64 && this.size * 4 < times.length) this.resize(times.length / 2);
+  }
+
+  oldest(): number {
+    return this.times[this.head] as number;
+  }
+
+  /** The most recent time, or `-Infinity` when empty. */
+  latest(): number {
+    if (this.size === 0) return -Infinity;
+    return this.times[(this.head + this.size - 1) % this.times.length] as number;
+  }
+
+  push(at: number): void {
+    if (this.size === this.times.length) this.resize(this.times.length * 2);
+    this.times[(this.head + this.size) % this.times.length] = at;
+    this.size += 1;
+  }
+
+  private resize(capacity: number): void {
+    const next = new Float64Array(capacity);
+    for (let i = 0; i < this.size; i++) next[i] = this.times[(this.head + i) % this.times.length] as number;
+    this.times = next;
+    this.head = 0;
+  }
 }
 
 export interface LocalRateLimiterOptions {
   /** The clock. @default Date.now */
   now?: () => number;
   /**
-   * Keys kept at most; past it, keys whose window is empty are dropped, then the least recently
-   * counted ones. @default 100000
+   * Keys kept at most; past it, keys whose window is empty are dropped, then the tenth of the
+   * keys counted least recently. @default 100000
    */
   maxKeys?: number;
 }
@@ -98,15 +137,13 @@ export function createLocalRateLimiter(options: LocalRateLimiterOptions = {}): L
   const windows = new Map<string, Window>();
 
   function sweep(at: number): void {
-    for (const [key, window] of windows) {
-      const last = window.times[window.times.length - 1];
-      if (last === undefined || last <= at - RATE_WINDOW_MS) windows.delete(key);
-    }
-    // Still too many live keys: the least recently counted go (their clients start a new minute).
-    for (const key of windows.keys()) {
-      if (windows.size <= maxKeys) break;
-      windows.delete(key);
-    }
+    for (const [key, window] of windows) if (window.latest() <= at - RATE_WINDOW_MS) windows.delete(key);
+    if (windows.size < maxKeys) return;
+    // Still full of live keys: the tenth counted least recently go (their clients start a new
+    // minute). Done in bulk, so a flood of new keys costs a sort per tenth of the table.
+    const latest = [...windows.values()].map((window) => window.latest()).sort((a, b) => a - b);
+    const cutoff = latest[Math.max(0, Math.floor(maxKeys / 10) - 1)] as number;
+    for (const [key, window] of windows) if (window.latest() <= cutoff) windows.delete(key);
   }
 
   // Empty windows are dropped once a minute, so keys of clients that went away do not stay.
@@ -118,21 +155,14 @@ export function createLocalRateLimiter(options: LocalRateLimiterOptions = {}): L
     let window = windows.get(key);
     if (window === undefined) {
       if (windows.size >= maxKeys) sweep(at);
-      window = { times: [], head: 0 };
+      window = new Window();
+      windows.set(key, window);
     } else {
-      // Re-inserted: the map's order is that of the last count.
-      windows.delete(key);
+      window.expire(at - RATE_WINDOW_MS);
     }
-    windows.set(key, window);
-    const { times } = window;
-    while (window.head < times.length && (times[window.head] as number) <= at - RATE_WINDOW_MS) window.head += 1;
-    if (window.head > 1024 && window.head * 2 > times.length) {
-      times.splice(0, window.head);
-      window.head = 0;
-    }
-    const count = times.length - window.head;
-    if (count >= maxPerMinute) return { allowed: false, count, retryAfterSeconds: retryAfter(times[window.head] as number, at) };
-    times.push(at);
+    const count = window.size;
+    if (count >= maxPerMinute) return { allowed: false, count, retryAfterSeconds: retryAfter(window.oldest(), at) };
+    window.push(at);
     return { allowed: true, count: count + 1, retryAfterSeconds: 0 };
   }
 
