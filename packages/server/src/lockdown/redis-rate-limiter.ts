@@ -3,7 +3,11 @@
  * trip: a Lua script (sent once, then called by its SHA1 through ioredis' `defineCommand`) keeps
  * one sorted set per key holding the requests of the last minute, scored by Redis' own clock (so
  * instances with skewed clocks agree): it drops the entries older than a minute, counts the rest,
- * and adds this request only when it fits. Each key expires a minute after its last request.
+ * and adds a request only when it fits. Each key expires a minute after its last counted request.
+ *
+ * The requests that arrive in one turn of the event loop are counted by one call of the script
+ * (at most {@link MAX_BATCH} at a time), in the order they arrived: every request still waits for
+ * exactly one round trip, and Redis and this process parse one command instead of one per request.
  *
  * When Redis cannot be reached (at start, or later: a refused or lost connection, a command
  * without an answer within `commandTimeoutMs`), requests are counted by this instance alone,
@@ -15,22 +19,46 @@ import { randomBytes } from 'node:crypto';
 import { Redis, ReplyError } from 'ioredis';
 import { createLocalRateLimiter, RATE_WINDOW_MS, type LocalRateLimiter, type RateDecision, type RateLimiter } from './rate-limiter.js';
 
+/** Requests counted by one call of the script at most (a bound on the time Redis spends in one call). */
+export const MAX_BATCH = 256;
+
+// KEYS: one per request, in arrival order (a key may repeat). ARGV[1]: the window in ms; ARGV[2]:
+// the prefix of this call's members; ARGV[2 + i]: the limit of request i. Answers three numbers
+// per request: allowed (1 or 0), the count, and when refused the ms until the oldest entry leaves.
 const SLIDING_WINDOW = `
 if redis.replicate_commands then redis.replicate_commands() end
-local key = KEYS[1]
-local max = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
+local window = tonumber(ARGV[1])
+local member = ARGV[2]
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-local count = redis.call('ZCARD', key)
-if count < max then
-  redis.call('ZADD', key, now, ARGV[3])
-  redis.call('PEXPIRE', key, window)
-  return {1, count + 1, 0}
+local counts = {}
+local added = {}
+local result = {}
+for i = 1, #KEYS do
+  local key = KEYS[i]
+  local max = tonumber(ARGV[i + 2])
+  local count = counts[key]
+  if count == nil then
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+    count = redis.call('ZCARD', key)
+  end
+  if count < max then
+    redis.call('ZADD', key, now, member .. i)
+    count = count + 1
+    added[key] = true
+    result[#result + 1] = 1
+    result[#result + 1] = count
+    result[#result + 1] = 0
+  else
+    local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    result[#result + 1] = 0
+    result[#result + 1] = count
+    result[#result + 1] = tonumber(oldest[2]) + window - now
+  end
+  counts[key] = count
 end
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-return {0, count, tonumber(oldest[2]) + window - now}
+for key in pairs(added) do redis.call('PEXPIRE', key, window) end
+return result
 `;
 
 export interface RedisRateLimiterOptions {
@@ -55,7 +83,15 @@ export interface RedisRateLimiter extends RateLimiter {
   readonly state: 'connecting' | 'ready' | 'unreachable';
 }
 
-type SlidingWindow = (key: string, max: number, window: number, member: string) => Promise<[number, number, number]>;
+/** The script: the number of keys, the keys, then its arguments. */
+type SlidingWindow = (...args: (string | number)[]) => Promise<number[]>;
+
+/** A request waiting for the next call of the script. */
+interface Waiting {
+  key: string;
+  maxPerMinute: number;
+  resolve(decision: RateDecision): void;
+}
 
 /** The URL without its password, for logs. */
 export function redactRedisUrl(url: string): string {
@@ -93,7 +129,8 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
     enableAutoPipelining: true,
     retryStrategy: (attempt) => Math.min(200 * attempt, 2000),
   });
-  redis.defineCommand('svcSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW });
+  // The number of keys changes from call to call: it is the script's first argument.
+  redis.defineCommand('svcSlidingWindow', { lua: SLIDING_WINDOW });
   const slidingWindow = (redis as unknown as { svcSlidingWindow: SlidingWindow }).svcSlidingWindow.bind(redis);
 
   function stopProbe(): void {
@@ -135,19 +172,51 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
   }, connectTimeout + 100);
   startTimer.unref();
 
-  async function hit(key: string, maxPerMinute: number): Promise<RateDecision> {
-    if (state !== 'ready') return local.hitNow(key, maxPerMinute);
+  let waiting: Waiting[] = [];
+  let flushScheduled = false;
+
+  /** Counts `batch` by one call of the script; on any failure, each of them locally. */
+  async function count(batch: readonly Waiting[]): Promise<void> {
     sequence = (sequence + 1) % Number.MAX_SAFE_INTEGER;
+    const args: (string | number)[] = [batch.length];
+    for (const request of batch) args.push(keyPrefix + request.key);
+    args.push(RATE_WINDOW_MS, `${instance}:${String(sequence)}:`);
+    for (const request of batch) args.push(request.maxPerMinute);
+    let reply: number[];
     try {
-      const [allowed, count, retryMs] = await slidingWindow(keyPrefix + key, maxPerMinute, RATE_WINDOW_MS, `${instance}:${String(sequence)}`);
-      return { allowed: allowed === 1, count, retryAfterSeconds: allowed === 1 ? 0 : Math.max(1, Math.ceil(retryMs / 1000)) };
+      reply = await slidingWindow(...args);
     } catch (error) {
       // Redis answered, but with an error (a key of another type under our prefix): a fault to
       // fix, not an outage. Counted locally meanwhile.
       if (error instanceof (ReplyError as new () => Error)) logger.error(`rate limit store ${where} refused the count:`, error);
       else markUnreachable(error);
-      return local.hitNow(key, maxPerMinute);
+      for (const request of batch) request.resolve(local.hitNow(request.key, request.maxPerMinute));
+      return;
     }
+    batch.forEach((request, index) => {
+      const allowed = reply[index * 3] === 1;
+      const retryMs = reply[index * 3 + 2] ?? 0;
+      request.resolve({ allowed, count: reply[index * 3 + 1] ?? 0, retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil(retryMs / 1000)) });
+    });
+  }
+
+  function flush(): void {
+    flushScheduled = false;
+    const all = waiting;
+    waiting = [];
+    for (let start = 0; start < all.length; start += MAX_BATCH) void count(all.slice(start, start + MAX_BATCH));
+  }
+
+  function hit(key: string, maxPerMinute: number): RateDecision | Promise<RateDecision> {
+    if (state !== 'ready') return local.hitNow(key, maxPerMinute);
+    return new Promise((resolve) => {
+      waiting.push({ key, maxPerMinute, resolve });
+      if (!flushScheduled) {
+        flushScheduled = true;
+        // After the requests read in this turn of the event loop.
+        setImmediate(flush);
+      }
+    });
   }
 
   return {

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalRateLimiter, rateLimitKey, type RateLimiter } from '../../src/lockdown/rate-limiter.js';
@@ -45,6 +46,35 @@ describe('the local counter', () => {
     } finally {
       await limiter.dispose();
     }
+  });
+
+  it('decides as a plain list of the last minute\'s times would, whatever the order of steps', async () => {
+    const step = fc.record({ advanceMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 70_000 })), key: fc.constantFrom('a', 'b', 'c'), burst: fc.integer({ min: 1, max: 150 }) });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 60 }), fc.integer({ min: 1, max: 120 }), async (steps, max) => {
+        let now = 5_000_000;
+        const limiter = createLocalRateLimiter({ now: () => now });
+        const model = new Map<string, number[]>();
+        try {
+          for (const { advanceMs, key, burst } of steps) {
+            now += advanceMs;
+            for (let i = 0; i < burst; i++) {
+              const live = (model.get(key) ?? []).filter((t) => t > now - 60_000);
+              const expected =
+                live.length >= max
+                  ? { allowed: false, count: live.length, retryAfterSeconds: Math.max(1, Math.ceil((live[0]! + 60_000 - now) / 1000)) }
+                  : { allowed: true, count: live.length + 1, retryAfterSeconds: 0 };
+              if (expected.allowed) live.push(now);
+              model.set(key, live);
+              expect(limiter.hitNow(key, max)).toEqual(expected);
+            }
+          }
+        } finally {
+          await limiter.dispose();
+        }
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it('keeps at most maxKeys keys, dropping empty windows first', async () => {
@@ -113,6 +143,29 @@ describe('the Redis counter (a real redis-server)', () => {
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60_000);
     expect((await a.hit('["other"]', 5)).allowed).toBe(true);
+  });
+
+  it('counts requests that arrive together in arrival order, keys apart, and two instances as one', async () => {
+    const keyPrefix = prefix();
+    const a = limiter({ keyPrefix });
+    const b = limiter({ keyPrefix });
+    await until(() => a.state === 'ready' && b.state === 'ready');
+    // 700 requests of one instance in one turn of the event loop (more than one script call holds),
+    // alternating between a key limited to 500 and one limited to 2.
+    const together = await Promise.all(Array.from({ length: 700 }, (_, i) => a.hit(i % 7 === 0 ? 'small' : 'big', i % 7 === 0 ? 2 : 500)));
+    const big = together.filter((_, i) => i % 7 !== 0);
+    const small = together.filter((_, i) => i % 7 === 0);
+    expect(big.filter((d) => d.allowed)).toHaveLength(500);
+    // In arrival order: the first 500 are allowed, counted 1..500; the rest refused at 500.
+    expect(big.slice(0, 500).map((d) => d.count)).toEqual(Array.from({ length: 500 }, (_, i) => i + 1));
+    expect(big.slice(500).every((d) => !d.allowed && d.count === 500 && d.retryAfterSeconds >= 59)).toBe(true);
+    expect(small.map((d) => d.allowed).slice(0, 3)).toEqual([true, true, false]);
+    expect(await client.zcard(`${keyPrefix}big`)).toBe(500);
+    expect(await client.zcard(`${keyPrefix}small`)).toBe(2);
+    // Two instances at once against one limit of 300: 300 allowed between them, no more.
+    const both = await Promise.all(Array.from({ length: 400 }, (_, i) => (i % 2 === 0 ? a : b).hit('shared', 300)));
+    expect(both.filter((d) => d.allowed)).toHaveLength(300);
+    expect(await client.zcard(`${keyPrefix}shared`)).toBe(300);
   });
 
   it('counts locally while Redis is down, says so, and shares the count again once it is back', async () => {
