@@ -28,6 +28,8 @@ export interface Case {
   failures: number;
   readonly reasons: Map<string, number>;
   readonly samples: Sample[];
+  /** Puts the server in this case's state (outside any measured window): cases that share one server. */
+  readonly prepare?: (() => Promise<void>) | undefined;
 }
 
 /** Ratios of `other` to `base` measured in alternating windows (req/s: other / base; CPU: base / other). */
@@ -44,8 +46,9 @@ export function newCase(
   headers: readonly Record<string, string>[],
   check: ResponseCheck,
   body: (index: number) => string,
+  prepare?: () => Promise<void>,
 ): Case {
-  return { label, server, headers, body, check, cursor: 0, failures: 0, reasons: new Map(), samples: [] };
+  return { label, server, headers, body, check, cursor: 0, failures: 0, reasons: new Map(), samples: [], prepare };
 }
 
 export type SampleKey = keyof Sample;
@@ -69,6 +72,7 @@ export function caseRunner(config: BenchConfig, remote: ChildServer) {
 
   /** A measured window: req/s, latency, and the CPU time per request of the server and of the remote. */
   const measure = async (c: Case, duration: number): Promise<Sample> => {
+    await c.prepare?.();
     const [svcBefore, remoteBefore] = await Promise.all([c.server.stats(), remote.stats()]);
     const res = await load(c, duration);
     const [svcAfter, remoteAfter] = await Promise.all([c.server.stats(), remote.stats()]);
@@ -86,6 +90,7 @@ export function caseRunner(config: BenchConfig, remote: ChildServer) {
   const rounds = async (cases: readonly Case[]): Promise<void> => {
     for (let r = 1; r <= config.rounds; r++) {
       for (const c of cases) {
+        await c.prepare?.();
         await load(c, warmupFor(config, r));
         const sample = await measure(c, config.duration);
         c.samples.push(sample);
