@@ -6,9 +6,11 @@
 //     request's document in it (its key computed once per document object, as with Yoga's parse
 //     cache) against no check at all; also the cost when every request brings a new document object
 //     (a parse-cache miss: canonical text and hash computed again), and the time to build the table.
-// (b) The rate limiter: one counted request through Redis (one script call, a real redis-server
-//     started by this benchmark) against the local counter and against no counting, sequentially
+// (b) The rate limiter: one counted request through Redis (the requests of one event-loop turn in
+//     one script call, a real redis-server started by this benchmark) against the local counter and against no counting, sequentially
 //     (the round-trip latency) and 50 at a time (throughput), CPU per request of this process.
+//
+// (c) Through the server: see lib/lockdown-server.ts.
 //
 // Cases are interleaved over rounds; figures are medians. Every answer is checked.
 import { parse, type DocumentNode } from 'graphql';
@@ -140,7 +142,7 @@ async function rateLimitPart(): Promise<string> {
     const cases: Array<[string, RateLimiter | undefined]> = [
       ['no rate limit', undefined],
       ['local counter', local],
-      ['Redis (one script call)', shared],
+      ['Redis (script calls batched per event-loop turn)', shared],
     ];
     const rows: Array<Array<string | number>> = [];
     for (const concurrency of [1, 50]) {
@@ -177,7 +179,7 @@ console.log(
   header(
     'lockdown: allow list and rate limits through the server, and their building blocks',
     config,
-    '(c) real HTTP load on svc-graphql child processes, cases interleaved per round, then alternating windows against no lock-down; ' +
+    '(c) real HTTP load on svc-graphql child processes, cases interleaved per round, then alternating windows (the allow list against another process with nothing on, each rate limit against its own process with the limit removed); ' +
       '(a, b) in this process, no HTTP; medians; CPU from process.cpuUsage().',
   ),
 );
