@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual, verify as verifySignature } from 'node:crypto';
 import { compactVerify, errors } from 'jose';
 import { JwtVerificationError } from './errors.js';
-import type { VerificationKey } from './keys.js';
+import type { NativeVerification, VerificationKey } from './keys.js';
 
 /** A compact JWS split and its header decoded, before any signature check. */
 export interface DecodedJws {
@@ -97,8 +97,8 @@ export async function verifyJws(jws: DecodedJws, keys: readonly VerificationKey[
       if (hmacHolds(jws, key, key.hmac)) return decodeVerifiedPayload(jws);
       continue;
     }
-    if (key.rsa !== undefined) {
-      if (rsaHolds(jws, key, key.rsa)) return decodeVerifiedPayload(jws);
+    if (key.native !== undefined) {
+      if (signatureHolds(jws, key, key.native)) return decodeVerifiedPayload(jws);
       continue;
     }
     try {
@@ -128,19 +128,23 @@ function hmacHolds(jws: DecodedJws, key: VerificationKey, hmac: NonNullable<Veri
 }
 
 /**
- * An RSA (PKCS #1 v1.5) signature, checked in this thread with node:crypto, for the same reason as
- * {@link hmacHolds}: through WebCrypto each check is queued on libuv's thread pool, and the hop and
- * the promises around it cost about as much CPU as the RSA check itself. The decision is jose's:
- * the JWS must name the key's own algorithm, and the signature of `header.payload` must hold under
- * the key (the one jose imported, as node:crypto holds it); a signature node:crypto cannot even
- * check fails, as it does in jose. The jose-agreement property test holds the two together.
+ * An RSA (PKCS #1 v1.5), ECDSA or Ed25519 signature, checked in this thread with node:crypto, for
+ * the same reason as {@link hmacHolds}: through WebCrypto each check is queued on libuv's thread
+ * pool, and the hop and the promises around it cost about as much CPU as the check itself. The
+ * decision is jose's: the JWS must name the key's own algorithm, and the signature of
+ * `header.payload` must hold under the key (the one jose imported, as node:crypto holds it; ECDSA
+ * signatures in the JWS encoding, r and s of fixed length side by side); a signature node:crypto
+ * cannot even check fails, as it does in jose. The jose-agreement property test holds the two together.
  */
-function rsaHolds(jws: DecodedJws, key: VerificationKey, rsa: NonNullable<VerificationKey['rsa']>): boolean {
+function signatureHolds(jws: DecodedJws, key: VerificationKey, native: NativeVerification): boolean {
   if (!key.algorithms.includes(jws.alg)) return false;
   const signingInputEnd = jws.token.lastIndexOf('.');
   const signature = Buffer.from(jws.token.slice(signingInputEnd + 1), 'base64url');
+  const data = Buffer.from(jws.token.slice(0, signingInputEnd), 'latin1');
   try {
-    return verifySignature(rsa.hash, Buffer.from(jws.token.slice(0, signingInputEnd), 'latin1'), rsa.key, signature);
+    return native.dsaEncoding === undefined
+      ? verifySignature(native.hash, data, native.key, signature)
+      : verifySignature(native.hash, data, { key: native.key, dsaEncoding: native.dsaEncoding }, signature);
   } catch {
     return false;
   }

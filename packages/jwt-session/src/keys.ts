@@ -28,11 +28,19 @@ export interface VerificationKey {
    */
   readonly hmac?: { readonly secret: KeyObject; readonly hash: string };
   /**
-   * RSA only (RS256, RS384, RS512): `key` as node:crypto holds it (`KeyObject.from`) and the hash,
-   * to check signatures in this thread too (see `verifyJws`).
+   * Public keys (RS256/384/512, ES256/384/512, EdDSA): `key` as node:crypto holds it
+   * (`KeyObject.from`), the hash (none for Ed25519) and, for ECDSA, the JWS signature encoding
+   * (`ieee-p1363`, r and s side by side), to check signatures in this thread too (see `verifyJws`).
    */
-  readonly rsa?: { readonly key: KeyObject; readonly hash: string };
+  readonly native?: NativeVerification;
   readonly kid?: string;
+}
+
+/** How node:crypto checks a public key's signatures (see {@link VerificationKey.native}). */
+export interface NativeVerification {
+  readonly key: KeyObject;
+  readonly hash: string | null;
+  readonly dsaEncoding?: 'ieee-p1363';
 }
 
 /**
@@ -110,13 +118,18 @@ export async function importConfigKey(config: ConfigKey): Promise<VerificationKe
     return { alg, algorithms: headerAlgorithmsFor(alg), family, key, hmac: { secret: material.key, hash: hash.replace('-', '').toLowerCase() } };
   }
   const key = material.format === 'x509' ? await importX509(material.pem, alg) : await importSPKI(material.pem, alg);
-  return withRsa({ alg, algorithms: headerAlgorithmsFor(alg), family, key });
+  return withNative({ alg, algorithms: headerAlgorithmsFor(alg), family, key });
 }
 
-/** An RSA key with what checks its signatures in this thread (see `verifyJws`); any other key as it is. */
-function withRsa(key: VerificationKey): VerificationKey {
-  if (key.family !== 'RSA' || !/^RS(256|384|512)$/.test(key.alg)) return key;
-  return { ...key, rsa: { key: KeyObject.from(key.key), hash: `sha${key.alg.slice(2)}` } };
+/** A public key with what checks its signatures in this thread (see `verifyJws`); any other key as it is. */
+function withNative(key: VerificationKey): VerificationKey {
+  const bits = /^(RS|ES)(256|384|512)$/.exec(key.alg);
+  if (bits !== null && key.family === 'RSA' && bits[1] === 'RS') return { ...key, native: { key: KeyObject.from(key.key), hash: `sha${bits[2]!}` } };
+  if (bits !== null && key.family === 'EC' && bits[1] === 'ES') {
+    return { ...key, native: { key: KeyObject.from(key.key), hash: `sha${bits[2]!}`, dsaEncoding: 'ieee-p1363' } };
+  }
+  if (key.alg === 'EdDSA' && key.key.algorithm.name === 'Ed25519') return { ...key, native: { key: KeyObject.from(key.key), hash: null } };
+  return key;
 }
 
 /** What kind of key a key is: its type, and its curve or size where the algorithm cares. */
@@ -196,7 +209,7 @@ export async function importJwk(value: unknown): Promise<{ key: VerificationKey;
   checkKeyFits(info, describeCryptoKey(key), alg);
   const kid = typeof jwk['kid'] === 'string' ? jwk['kid'] : undefined;
   const print = JSON.stringify([kid ?? null, alg, ...PUBLIC_MEMBERS.map((m) => material[m] ?? null), material['x5c'] ?? null]);
-  const imported = withRsa({ alg, algorithms: headerAlgorithmsFor(alg), family: info.family, key });
+  const imported = withNative({ alg, algorithms: headerAlgorithmsFor(alg), family: info.family, key });
   return { key: kid === undefined ? imported : { ...imported, kid }, print };
 }
 

@@ -48,6 +48,8 @@ const rsaOther = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const p256Other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' });
+const p521 = generateKeyPairSync('ec', { namedCurve: 'P-521' });
+const p521Other = generateKeyPairSync('ec', { namedCurve: 'P-521' });
 const ed = generateKeyPairSync('ed25519');
 const edOther = generateKeyPairSync('ed25519');
 const secret = new TextEncoder().encode(SECRET);
@@ -136,6 +138,7 @@ const KEY_SETUPS: readonly KeySetup[] = [
   { type: 'HS256', alg: 'HS256', configKey: SECRET, verifyKey: secret, signingKey: secret, otherKey: new TextEncoder().encode(`${SECRET}!`), sibling: { alg: 'HS384', key: secret } },
   { type: 'RS256', alg: 'RS256', configKey: pem(rsa.publicKey), verifyKey: rsa.publicKey, signingKey: rsa.privateKey, otherKey: rsaOther.privateKey, sibling: { alg: 'RS384', key: rsa.privateKey } },
   { type: 'ES256', alg: 'ES256', configKey: pem(p256.publicKey), verifyKey: p256.publicKey, signingKey: p256.privateKey, otherKey: p256Other.privateKey, sibling: { alg: 'ES384', key: p384.privateKey } },
+  { type: 'ES512', alg: 'ES512', configKey: pem(p521.publicKey), verifyKey: p521.publicKey, signingKey: p521.privateKey, otherKey: p521Other.privateKey, sibling: { alg: 'ES256', key: p256.privateKey } },
   { type: 'Ed25519', alg: 'EdDSA', configKey: pem(ed.publicKey), verifyKey: ed.publicKey, signingKey: ed.privateKey, otherKey: edOther.privateKey },
 ];
 
