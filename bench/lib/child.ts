@@ -49,6 +49,10 @@ export async function startChild(
     mkdirSync(dir, { recursive: true });
     nodeArgs.push('--cpu-prof', '--cpu-prof-dir', dir);
   }
+  // BENCH_TRACE_GC=1: every child prints V8's line per garbage collection (pauses, heap sizes).
+  if (process.env['BENCH_TRACE_GC'] === '1') nodeArgs.push('--trace-gc');
+  // BENCH_NODE_ARGS: more Node/V8 flags for every child, e.g. `--max-semi-space-size=64`.
+  nodeArgs.push(...(process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== ''));
   nodeArgs.push(join(here, 'child-main.ts'), moduleUrl, JSON.stringify(options));
   const [command, args] = config.pin
     ? ['taskset', ['-c', '1', process.execPath, ...nodeArgs]]

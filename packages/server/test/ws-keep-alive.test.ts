@@ -42,4 +42,18 @@ describe('keep-alive of graphql-ws sockets', () => {
     expect(answering.socket.readyState).toBe(WebSocket.OPEN);
     answering.socket.close();
   });
+
+  it('pings every socket of a server with more clients than one turn of the event loop pings', async () => {
+    // 600 sockets: the sweep goes through them 256 at a time, one turn each; the last ones are
+    // pinged too, and a silent one past the first slices is still terminated.
+    const clients = await Promise.all(Array.from({ length: 599 }, () => open({ autoPong: true })));
+    const silent = await open({ autoPong: false });
+    try {
+      expect(await silent.closed).toBe(1006);
+      await expect.poll(() => clients.every((client) => client.pings() >= 2), { timeout: 10_000 }).toBe(true);
+      expect(clients.every((client) => client.socket.readyState === WebSocket.OPEN)).toBe(true);
+    } finally {
+      for (const client of clients) client.socket.close();
+    }
+  }, 30_000);
 });
