@@ -115,7 +115,7 @@ const PING_SLICE = 256;
  * and one that did not is terminated: one timer for the server, until it closes. The sockets are
  * gone through {@link PING_SLICE} at a time, a turn of the event loop each, so that a server with
  * ten thousand clients does not stop delivering events for the time it takes to ping them all
- * (a fifth of a second, measured); each socket keeps its place in the round, so it still has
+ * (a frame and a socket write each); each socket keeps its place in the round, so it still has
  * about `intervalMs` to answer.
  */
 function keepAlive(wsServer: WebSocketServer, intervalMs: number): void {
