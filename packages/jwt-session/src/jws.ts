@@ -140,11 +140,8 @@ function signatureHolds(jws: DecodedJws, key: VerificationKey, native: NativeVer
   if (!key.algorithms.includes(jws.alg)) return false;
   const signingInputEnd = jws.token.lastIndexOf('.');
   const signature = Buffer.from(jws.token.slice(signingInputEnd + 1), 'base64url');
-  const data = Buffer.from(jws.token.slice(0, signingInputEnd), 'latin1');
   try {
-    return native.dsaEncoding === undefined
-      ? verifySignature(native.hash, data, native.key, signature)
-      : verifySignature(native.hash, data, { key: native.key, dsaEncoding: native.dsaEncoding }, signature);
+    return verifySignature(native.hash, Buffer.from(jws.token.slice(0, signingInputEnd), 'latin1'), native.key, signature);
   } catch {
     return false;
   }

@@ -1,4 +1,4 @@
-import { KeyObject, X509Certificate, createPublicKey, createSecretKey } from 'node:crypto';
+import { KeyObject, X509Certificate, createPublicKey, createSecretKey, type VerifyKeyObjectInput } from 'node:crypto';
 import { importJWK, importSPKI, importX509, type JWK } from 'jose';
 import {
   MIN_RSA_BITS,
@@ -28,9 +28,8 @@ export interface VerificationKey {
    */
   readonly hmac?: { readonly secret: KeyObject; readonly hash: string };
   /**
-   * Public keys (RS256/384/512, ES256/384/512, EdDSA): `key` as node:crypto holds it
-   * (`KeyObject.from`), the hash (none for Ed25519) and, for ECDSA, the JWS signature encoding
-   * (`ieee-p1363`, r and s side by side), to check signatures in this thread too (see `verifyJws`).
+   * Public keys (RS256/384/512, ES256/384/512, EdDSA): `key` as node:crypto's `verify` takes it
+   * and the hash (none for Ed25519), to check signatures in this thread too (see `verifyJws`).
    */
   readonly native?: NativeVerification;
   readonly kid?: string;
@@ -38,9 +37,12 @@ export interface VerificationKey {
 
 /** How node:crypto checks a public key's signatures (see {@link VerificationKey.native}). */
 export interface NativeVerification {
-  readonly key: KeyObject;
+  /**
+   * The key jose imported (`KeyObject.from`), for ECDSA with the JWS signature encoding
+   * (`ieee-p1363`, r and s side by side): built once, passed to every check as it is.
+   */
+  readonly key: KeyObject | VerifyKeyObjectInput;
   readonly hash: string | null;
-  readonly dsaEncoding?: 'ieee-p1363';
 }
 
 /**
@@ -124,12 +126,11 @@ export async function importConfigKey(config: ConfigKey): Promise<VerificationKe
 /** A public key with what checks its signatures in this thread (see `verifyJws`); any other key as it is. */
 function withNative(key: VerificationKey): VerificationKey {
   const bits = /^(RS|ES)(256|384|512)$/.exec(key.alg);
-  if (bits !== null && key.family === 'RSA' && bits[1] === 'RS') return { ...key, native: { key: KeyObject.from(key.key), hash: `sha${bits[2]!}` } };
-  if (bits !== null && key.family === 'EC' && bits[1] === 'ES') {
-    return { ...key, native: { key: KeyObject.from(key.key), hash: `sha${bits[2]!}`, dsaEncoding: 'ieee-p1363' } };
-  }
-  if (key.alg === 'EdDSA' && key.key.algorithm.name === 'Ed25519') return { ...key, native: { key: KeyObject.from(key.key), hash: null } };
-  return key;
+  let native: NativeVerification | undefined;
+  if (bits?.[1] === 'RS' && key.family === 'RSA') native = { key: KeyObject.from(key.key), hash: `sha${bits[2]!}` };
+  else if (bits?.[1] === 'ES' && key.family === 'EC') native = { key: { key: KeyObject.from(key.key), dsaEncoding: 'ieee-p1363' }, hash: `sha${bits[2]!}` };
+  else if (key.alg === 'EdDSA' && key.key.algorithm.name === 'Ed25519') native = { key: KeyObject.from(key.key), hash: null };
+  return native === undefined ? key : { ...key, native };
 }
 
 /** What kind of key a key is: its type, and its curve or size where the algorithm cares. */
