@@ -111,6 +111,34 @@ describe('rate limits through Redis', () => {
     }
   });
 
+  it('hold per session for hundreds of sessions at once across two instances', async () => {
+    const prefix = 'test-sessions:';
+    const first = await start({ rateLimitRedisUrl: redis.url, rateLimitKeyPrefix: prefix });
+    const second = await start({ rateLimitRedisUrl: redis.url, rateLimitKeyPrefix: prefix });
+    const perUser = { rate_limit: { global: { max_reqs_per_min: 3, unique_params: ['x-svc-user-id'] } } };
+    try {
+      await setUp(first, perUser);
+      await setUp(second, perUser);
+      await countingInRedis(first, prefix, 'probe-1');
+      await countingInRedis(second, prefix, 'probe-2');
+      // 300 sessions, 4 operations each, all in flight together, split between the instances:
+      // the counts of many sessions leave in the same script calls, and each session gets 3.
+      const users = Array.from({ length: 300 }, (_, i) => `user-${String(i)}`);
+      const statuses = await Promise.all(
+        users.flatMap((user, u) => [0, 1, 2, 3].map((n) => hello((u + n) % 2 === 0 ? first : second, 'user', { 'x-svc-user-id': user }))),
+      );
+      for (let u = 0; u < users.length; u++) {
+        const mine = statuses.slice(u * 4, u * 4 + 4);
+        expect(mine.filter((status) => status === 200), users[u]).toHaveLength(3);
+        expect(mine.filter((status) => status === 429), users[u]).toHaveLength(1);
+      }
+      expect(await client.zcard(`${prefix}${JSON.stringify(['user', 'vars', 'x-svc-user-id', 'user-7'])}`)).toBe(3);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  }, 60_000);
+
   it('serve and count locally while Redis is down, warn in /healthz, and reconnect alone', async () => {
     const prefix = 'test-down:';
     const warnings: string[] = [];
