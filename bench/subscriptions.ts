@@ -217,6 +217,7 @@ async function measure(
   progress(`  ${route}, ${n} subscribers: ${subscribers.firstEvents} receiving, ${subscribers.failed} failed; warm-up ${config.warmup} s`);
   await sleep(config.warmup);
   const held = gateway && (await gateway.stats(true));
+  if (idle && held) progress(`  gateway memory per subscriber: RSS ${round((held.rss - idle.rss) / n / 1024, 1)} KiB, heap used ${round((held.heapUsed - idle.heapUsed) / n / 1024, 1)} KiB, heap committed ${round((held.heapTotal - idle.heapTotal) / n / 1024, 1)} KiB`);
   if (gateway && snapshotDir) progress(`  heap snapshot: ${await gateway.heapSnapshot(join(snapshotDir, `gateway-${n}-held.heapsnapshot`))}`);
   const remoteBefore = await remote.stats();
   const gatewayBefore = gateway && (await gateway.stats());

@@ -1,5 +1,5 @@
 export { createRemoteSchemaRegistry } from './registry.js';
-export { useRemoteSchemas, remoteOperationRunner } from './plugin.js';
+export { useRemoteSchemas, remoteOperationRunner, remoteSubscriptionRunner } from './plugin.js';
 export { RemoteSchemaError, httpExceptionMessage } from './errors.js';
 export type {
   ClientHeaders,

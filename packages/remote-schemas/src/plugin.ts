@@ -206,6 +206,61 @@ export function remoteOperationRunner(
   return run && refusedOr(run);
 }
 
+/** One guard per registry, shared by its plugins and subscription runners, validating again after every swap. */
+const guards = new WeakMap<RemoteSchemaRegistry, SubscriptionGuard>();
+
+function guardOf(registry: RemoteSchemaRegistry, { logger }: Contract): SubscriptionGuard {
+  let guard = guards.get(registry);
+  if (guard === undefined) {
+    // It listens to the registry's swaps only while a subscription is open.
+    guard = new SubscriptionGuard((role) => registry.schemaFor({ role }), logger, (onSwap) => registry.onSchemaChange(onSwap));
+    guards.set(registry, guard);
+  }
+  return guard;
+}
+
+/** `stream`, handed to the guard when it is a role's (not admin's) with permissions on. */
+function guardedStream(
+  registry: RemoteSchemaRegistry,
+  contract: Contract,
+  args: ExecutionArgs,
+  stream: AsyncIterableIterator<ExecutionResult>,
+): AsyncIterableIterator<ExecutionResult> {
+  const session = contract.permissions?.getSession(args.contextValue);
+  if (!session || session.isAdmin === true) return stream;
+  return guardOf(registry, contract).track(session.role, args, stream);
+}
+
+/**
+ * How `registry` answers a subscription sent to one remote as it is (the fast path: every root
+ * field of that remote, no customization, no relationship): the returned function does what
+ * `useRemoteSchemas` does for it in `onSubscribe` (role check, variables checked, the shared
+ * upstream subscription, the role's subscription validated again after each swap) and returns the
+ * stream of results, or a single result that refuses it. `undefined` for any other operation.
+ * `schema` is the schema the document was validated against, as for {@link remoteOperationRunner}.
+ *
+ * For servers that start such subscriptions without Envelop's per-operation hooks (the reference
+ * server's graphql-ws lane); the arguments are those `subscribe` would get.
+ */
+export function remoteSubscriptionRunner(
+  registry: RemoteSchemaRegistry,
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+): ((args: ExecutionArgs) => ExecutionResult | AsyncIterableIterator<ExecutionResult>) | undefined {
+  const operation = getOperationAST(document, operationName);
+  if (!operation || operation.operation !== 'subscription') return undefined;
+  const contract = contractOf(registry, 'remoteSubscriptionRunner');
+  if (joinPlanFor(schema, document, operationName, contract.logger)) return undefined;
+  const target = forwardTarget(schema, document, operationName);
+  if (!target) return undefined;
+  return (args) => {
+    const refused = misplaced(contract, args) ?? refusedBeforeExecution(args);
+    if (refused) return refused;
+    return guardedStream(registry, contract, args, forwardSubscription(target, args));
+  };
+}
+
 /**
  * Serves the registry's live schema in a Yoga (or Envelop) app and follows its swaps with
  * `setSchema`: each request keeps the schema it started with. With remote schema permissions
@@ -231,7 +286,7 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
   let current: GraphQLSchema | undefined;
   const unsubscribes: Array<() => void> = [];
   // Roles' open subscriptions, validated again after each swap: a permission may have changed.
-  const guard = permissions ? new SubscriptionGuard((role) => registry.schemaFor({ role }), logger) : undefined;
+  const guard = permissions ? guardOf(registry, contract) : undefined;
   /** The hook that hands a role's subscription stream to the guard (`undefined`: admin, no session, permissions off). */
   const guarded = (args: ExecutionArgs): SubscribeHookResult | undefined => {
     const session = guard && permissions?.getSession(args.contextValue);
@@ -250,7 +305,6 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
         registry.onSchemaChange((schema) => {
           current = schema;
           setSchema(schema);
-          guard?.revalidate();
         }),
       );
     },

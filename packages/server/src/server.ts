@@ -29,6 +29,7 @@ import { createServerSessionResolver, useSessionRecord } from './session.js';
 import { resolveSettings, type ServerSettings } from './settings.js';
 import { VERSION } from './version.js';
 import { serveGraphqlWs } from './ws/graphql-ws.js';
+import { createSubscriptionLane } from './ws/lane.js';
 import { graphqlWsHooks } from './ws/operations.js';
 import { acceptUpgrades } from './ws/upgrade.js';
 
@@ -219,6 +220,9 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         metrics,
         logger,
         lockdown,
+        ...(settings.directLane && {
+          lane: createSubscriptionLane({ registry, documentOf: cachedDocuments(parserCaches, limitedParse), metrics }),
+        }),
       }),
     );
     serveGraphqlWs(webSockets.server, graphqlWs, {

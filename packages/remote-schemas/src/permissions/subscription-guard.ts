@@ -41,13 +41,20 @@ export class SubscriptionGuard {
   readonly #open = new Set<Open>();
   readonly #schemaFor: (role: string) => GraphQLSchema;
   readonly #logger: Logger;
+  readonly #watch: ((onSwap: () => void) => () => void) | undefined;
+  #unwatch: (() => void) | undefined;
   /** Revalidation passes started, one per swap. */
   #passes = 0;
 
-  /** `schemaFor`: the role's schema in the live state (the registry's `schemaFor`). */
-  constructor(schemaFor: (role: string) => GraphQLSchema, logger: Logger) {
+  /**
+   * `schemaFor`: the role's schema in the live state (the registry's `schemaFor`). `watch`, when
+   * given, subscribes to swaps (the registry's `onSchemaChange`): the guard then revalidates on its
+   * own, listening only while it has subscriptions open.
+   */
+  constructor(schemaFor: (role: string) => GraphQLSchema, logger: Logger, watch?: (onSwap: () => void) => () => void) {
     this.#schemaFor = schemaFor;
     this.#logger = logger;
+    this.#watch = watch;
   }
 
   /** How many subscriptions are tracked (for tests and diagnostics). */
@@ -63,7 +70,7 @@ export class SubscriptionGuard {
     let closed = false;
     const close = () => {
       closed = true;
-      this.#open.delete(open);
+      this.#forget(open);
     };
     const open: Open = {
       role,
@@ -85,6 +92,7 @@ export class SubscriptionGuard {
       },
     };
     this.#open.add(open);
+    if (this.#open.size === 1 && this.#watch) this.#unwatch = this.#watch(() => this.revalidate());
     return {
       next: () => {
         if (last) {
@@ -131,6 +139,12 @@ export class SubscriptionGuard {
         return this;
       },
     };
+  }
+
+  #forget(open: Open): void {
+    if (!this.#open.delete(open) || this.#open.size > 0) return;
+    this.#unwatch?.();
+    this.#unwatch = undefined;
   }
 
   /**

@@ -1,15 +1,18 @@
 import { GraphQLError, getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
 import type { ConnectionInitMessage, Context, OperationResult, ServerOptions, SubscribePayload } from 'graphql-ws';
 import { isAsyncIterable, mapAsyncIterator, type YogaServerInstance } from 'graphql-yoga';
-import type { GraphqlWsSession } from '@svc-graphql/jwt-session';
+import type { GraphqlWsSession, Session } from '@svc-graphql/jwt-session';
 import type { Lockdown } from '../lockdown/enforce.js';
 import { rejectionError } from '../lockdown/plugin.js';
 import type { Rejection } from '../lockdown/rejections.js';
 import type { Logger } from '../observability/logger.js';
 import type { ServerMetrics } from '../observability/metrics.js';
 import { countWebSocketRefusal, countWebSocketResult } from '../observability/metrics-plugin.js';
+import { noteOperation } from '../http/request-log.js';
+import { SUBSCRIPTION } from '../observability/metrics.js';
 import type { RequestRecords } from '../request-record.js';
 import type { SocketExtra } from './graphql-ws.js';
+import type { SubscriptionLane } from './lane.js';
 
 /**
  * What graphql-ws does with each connection and operation: the session at `connection_init`, and
@@ -31,6 +34,8 @@ export interface GraphqlWsHooksOptions {
    * operation gets an `error` message; the connection stays open.
    */
   lockdown?: Lockdown;
+  /** Subscriptions one remote answers as they are sent, started without Envelop (see ws/lane.ts). */
+  lane?: SubscriptionLane;
 }
 
 type WsContext = Context<ConnectionInitMessage['payload'], SocketExtra>;
@@ -39,6 +44,8 @@ interface EnvelopedRoot {
   execute: (args: ExecutionArgs) => OperationResult;
   subscribe: (args: ExecutionArgs) => OperationResult;
   operation: StartingOperation;
+  /** Started by the lane: its stream needs no wrapper (it never throws). */
+  laned?: true;
 }
 
 /** A graphql-ws operation between its `subscribe` message and its start. */
@@ -51,9 +58,42 @@ interface StartingOperation {
 
 /** The options of graphql-ws's `makeServer` for this server. */
 export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<ConnectionInitMessage['payload'], SocketExtra> {
-  const { records, getEnveloped, session, graphqlPath, maxOperationsPerConnection, metrics, logger, lockdown } = options;
+  const { records, getEnveloped, session, graphqlPath, maxOperationsPerConnection, metrics, logger, lockdown, lane } = options;
   /** Per connection, the operations between onSubscribe and their start, by id. */
   const starting = new WeakMap<object, Map<string, StartingOperation>>();
+  /** Per connection, its headers as a plain record, for the operations of the lane (made once). */
+  const laneHeaders = new WeakMap<object, Record<string, string>>();
+
+  /**
+   * The lane's arguments for an operation it starts (see ws/lane.ts), or `undefined`: Envelop
+   * starts it. Checked as on the other path: the document before it runs.
+   */
+  const laneOperation = (ctx: WsContext, payload: SubscribePayload, operationSession: Session, operation: StartingOperation): ExecutionArgs | readonly GraphQLError[] | undefined => {
+    const found = lane?.find(operationSession, payload.query, payload.operationName ?? null);
+    if (found === undefined) return undefined;
+    const { document, schema } = found;
+    const rejection = lockdown?.checkDocument(operationSession, document, payload.operationName);
+    if (rejection !== undefined) return refused(rejection, document, payload.operationName);
+    let headers = laneHeaders.get(ctx);
+    if (headers === undefined) {
+      headers = Object.fromEntries(operationHeaders(ctx));
+      laneHeaders.set(ctx, headers);
+    }
+    // What remote-schemas reads of a context is on the operation's record (session, id, headers).
+    const contextValue = {};
+    const record = records.openOperation(contextValue, records.open(ctx.extra.request), headers, operationSession);
+    record.role = operationSession.role;
+    record.countedType = SUBSCRIPTION;
+    noteOperation(record, 'subscription', found.name);
+    return {
+      schema,
+      document,
+      operationName: payload.operationName ?? null,
+      variableValues: payload.variables ?? null,
+      contextValue,
+      rootValue: { execute: found.subscribe, subscribe: found.subscribe, operation, laned: true } as EnvelopedRoot,
+    };
+  };
 
   /**
    * onSubscribe's work for an operation that may start: the arguments to execute it with (its
@@ -61,19 +101,23 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
    */
   const prepareOperation = async (ctx: WsContext, payload: SubscribePayload, operation: StartingOperation): Promise<ExecutionArgs | readonly GraphQLError[]> => {
     const upgrade = ctx.extra.request;
+    const operationSession = session.getSession(ctx);
+    if (lockdown !== undefined && operationSession !== undefined) {
+      const rejection = await lockdown.checkRate(operationSession, upgrade);
+      if (rejection !== undefined) return refused(rejection, undefined, undefined);
+    }
+    if (operationSession !== undefined) {
+      const laned = laneOperation(ctx, payload, operationSession, operation);
+      if (laned !== undefined) return laned;
+    }
     const headers = operationHeaders(ctx);
     // The Host header stays in `headers`; the URL only has to be valid, whatever a client sends.
     // POST: every operation may run over the socket, mutations included (Yoga refuses
     // mutations of GET requests).
     const request = new Request(`http://localhost${graphqlPath}`, { method: 'POST', headers });
-    const operationSession = session.getSession(ctx);
     const context = { ...ctx, req: upgrade, socket: ctx.extra.socket, request, params: payload, session: operationSession };
     records.openOperation(context, records.open(upgrade), headers, operationSession);
     const { schema, execute, subscribe, contextFactory, parse, validate } = getEnveloped(context);
-    if (lockdown !== undefined && operationSession !== undefined) {
-      const rejection = await lockdown.checkRate(operationSession, upgrade);
-      if (rejection !== undefined) return refused(rejection, undefined, undefined);
-    }
     let document: DocumentNode;
     try {
       document = parse(payload.query);
@@ -120,8 +164,11 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
     return [rejectionError(rejection)];
   };
 
-  const run = (args: ExecutionArgs, kind: 'execute' | 'subscribe') =>
-    settle(args, countWebSocketResult(metrics, records.of(args.contextValue), failAlone(() => (args.rootValue as EnvelopedRoot)[kind](args), logger)));
+  const run = (args: ExecutionArgs, kind: 'execute' | 'subscribe') => {
+    const root = args.rootValue as EnvelopedRoot;
+    const pending = root.laned ? failAloneAtStart(() => root[kind](args), logger) : failAlone(() => root[kind](args), logger);
+    return settle(args, countWebSocketResult(metrics, records.of(args.contextValue), pending));
+  };
 
   return {
     onConnect: (ctx) => session.onConnect(ctx),
@@ -251,11 +298,7 @@ async function settle<T>(args: ExecutionArgs, pending: Promise<T>): Promise<T> {
  * graphql-ws would close the whole connection with 4500.
  */
 async function failAlone(run: () => OperationResult, logger: Logger): Promise<Awaited<OperationResult>> {
-  const asResult = (error: unknown): ExecutionResult => {
-    if (error instanceof GraphQLError) return { errors: [error] };
-    logger.error('a WebSocket operation failed:', error);
-    return { errors: [new GraphQLError('Unexpected error.', { extensions: { code: 'unexpected' } })] };
-  };
+  const asResult = (error: unknown) => failureResult(error, logger);
   try {
     const result = await run();
     // A subscription's stream may throw too (on its first event, for such a document).
@@ -263,6 +306,21 @@ async function failAlone(run: () => OperationResult, logger: Logger): Promise<Aw
   } catch (error) {
     return asResult(error);
   }
+}
+
+/** {@link failAlone} for a stream that does not throw once started (the lane's). */
+async function failAloneAtStart(run: () => OperationResult, logger: Logger): Promise<Awaited<OperationResult>> {
+  try {
+    return await run();
+  } catch (error) {
+    return failureResult(error, logger);
+  }
+}
+
+function failureResult(error: unknown, logger: Logger): ExecutionResult {
+  if (error instanceof GraphQLError) return { errors: [error] };
+  logger.error('a WebSocket operation failed:', error);
+  return { errors: [new GraphQLError('Unexpected error.', { extensions: { code: 'unexpected' } })] };
 }
 
 function formatForSocket(error: GraphQLError): GraphQLFormattedError {

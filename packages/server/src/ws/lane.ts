@@ -1,0 +1,152 @@
+import { getOperationAST, validate, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import type { Session } from '@svc-graphql/jwt-session';
+import { remoteSubscriptionRunner, type RemoteSchemaRegistry } from '@svc-graphql/remote-schemas';
+import type { ServerMetrics } from '../observability/metrics.js';
+
+/**
+ * The graphql-ws lane: a subscription that one remote answers as it is sent (every root field of
+ * that remote, no customization, no relationship) is started without Envelop's per-operation hooks,
+ * as the HTTP direct lane answers queries before Yoga. The document is parsed with the same caches
+ * and limits, validated against the session's schema once per (schema, document, operation name),
+ * and the remote-schemas runner does what the remote schemas plugin does for it (role check,
+ * variables, presets, the shared upstream subscription, revalidation after swaps). What it saves
+ * is what a subscriber holds while it is open: no Fetch `Request`, no GraphQL context built by
+ * Yoga, no chain of per-plugin stream wrappers (a few KiB per subscriber, which ten thousand
+ * subscribers multiply).
+ *
+ * Everything else goes through Envelop as before: queries and mutations, admin's operations (whose
+ * errors Envelop marks), documents that do not parse or validate, operations under a time limit,
+ * subscriptions with relationships or to customized remotes, and anything that mixes remotes.
+ */
+export interface SubscriptionLaneOptions {
+  registry: RemoteSchemaRegistry;
+  /** The parse of the other paths, with their caches and limits; `undefined` when it fails. */
+  documentOf: (text: string) => DocumentNode | undefined;
+  metrics: ServerMetrics | undefined;
+}
+
+type Runner = (args: ExecutionArgs) => ExecutionResult | AsyncIterableIterator<ExecutionResult>;
+
+/** A subscription the lane starts. */
+export interface LaneOperation {
+  schema: GraphQLSchema;
+  document: DocumentNode;
+  /** The operation's own name (for logs and spans). */
+  name: string | null;
+  /** Starts it: its stream of results, or a single result that refuses it. */
+  subscribe: (args: ExecutionArgs) => ExecutionResult | AsyncIterableIterator<ExecutionResult>;
+}
+
+export interface SubscriptionLane {
+  /** The subscription `query` names for `session`, when the lane starts it; `undefined`: Envelop does. */
+  find(session: Session, query: string, operationName: string | null): LaneOperation | undefined;
+}
+
+export function createSubscriptionLane(options: SubscriptionLaneOptions): SubscriptionLane {
+  const { registry, documentOf, metrics } = options;
+  // Per schema and document: each operation name's runner, or `null` when Envelop starts it. Weak:
+  // a swapped-out schema and an evicted document take theirs along.
+  const runners = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string | null, Runner | null>>>();
+
+  const runnerOf = (schema: GraphQLSchema, document: DocumentNode, operationName: string | null): Runner | undefined => {
+    let bySchema = runners.get(schema);
+    if (bySchema === undefined) {
+      bySchema = new WeakMap();
+      runners.set(schema, bySchema);
+    }
+    let byName = bySchema.get(document);
+    if (byName === undefined) {
+      byName = new Map();
+      bySchema.set(document, byName);
+    }
+    const known = byName.get(operationName);
+    if (known !== undefined) return known ?? undefined;
+    // No such operation: Envelop says so (not remembered, so names a client makes up take no memory).
+    if (!getOperationAST(document, operationName)) return undefined;
+    const runner = isValid(schema, document) ? remoteSubscriptionRunner(registry, schema, document, operationName) : undefined;
+    byName.set(operationName, runner ?? null);
+    return runner;
+  };
+
+  const counted = (run: Runner): Runner =>
+    metrics === undefined
+      ? run
+      : (args) => {
+          const result = run(args);
+          if (!isStream(result)) return result;
+          metrics.subscriptionStarted();
+          return new CountedStream(result, metrics);
+        };
+
+  return {
+    find(session, query, operationName) {
+      // Admin's errors are marked on their way out of Envelop's execution (they are shown whole).
+      if (session.isAdmin) return undefined;
+      const document = documentOf(query);
+      if (document === undefined) return undefined;
+      const schema = registry.schemaFor(session);
+      const run = runnerOf(schema, document, operationName);
+      if (run === undefined) return undefined;
+      const name = getOperationAST(document, operationName)?.name?.value ?? null;
+      return { schema, document, name, subscribe: counted(run) };
+    },
+  };
+}
+
+/**
+ * Whether `document` validates against `schema`. graphql-js 16 throws from a rule or two instead of
+ * reporting (a subscription root field under `@skip` without its argument): Envelop answers that.
+ */
+function isValid(schema: GraphQLSchema, document: DocumentNode): boolean {
+  try {
+    return validate(schema, document).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+function isStream(value: unknown): value is AsyncIterableIterator<ExecutionResult> {
+  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+}
+
+/** A subscription's stream that counts in the open subscriptions gauge until it ends (as the metrics plugin does). */
+class CountedStream implements AsyncIterableIterator<ExecutionResult> {
+  #open = true;
+
+  constructor(
+    readonly inner: AsyncIterableIterator<ExecutionResult>,
+    readonly metrics: ServerMetrics,
+  ) {}
+
+  async next(): Promise<IteratorResult<ExecutionResult>> {
+    try {
+      const step = await this.inner.next();
+      if (step.done === true) this.#end();
+      return step;
+    } catch (error) {
+      this.#end();
+      throw error;
+    }
+  }
+
+  async return(): Promise<IteratorResult<ExecutionResult>> {
+    this.#end();
+    return (await this.inner.return?.()) ?? { done: true, value: undefined };
+  }
+
+  async throw(error: unknown): Promise<IteratorResult<ExecutionResult>> {
+    this.#end();
+    if (this.inner.throw) return this.inner.throw(error);
+    throw error;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<ExecutionResult> {
+    return this;
+  }
+
+  #end(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    this.metrics.subscriptionEnded();
+  }
+}

@@ -1,0 +1,220 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSessionResolver } from '@svc-graphql/jwt-session';
+import { createRemoteSchemaRegistry, type RemoteSchemaRegistry } from '@svc-graphql/remote-schemas';
+import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
+import { createServer, type SvcGraphqlServer } from '../src/index.js';
+import { boundedParserCaches, cachedDocuments, createLimitedParse } from '../src/http/limits.js';
+import { createSubscriptionLane } from '../src/ws/lane.js';
+
+/**
+ * The graphql-ws lane starts subscriptions one remote answers as they are sent without Envelop's
+ * per-operation hooks. These tests hold it to Envelop's own answers (a server with the lane against
+ * one without, message for message, with remote schema permissions and presets, refusals, and the
+ * open subscriptions gauge), and check which operations the lane takes.
+ */
+
+const ADMIN_SECRET = 'ws-lane-test-admin-secret';
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const dir = mkdtempSync(join(tmpdir(), 'svc-graphql-ws-lane-'));
+
+async function metadata(server: SvcGraphqlServer, body: unknown): Promise<unknown> {
+  const response = await fetch(`${server.url}/v1/metadata`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-svc-admin-secret': ADMIN_SECRET },
+    body: JSON.stringify(body),
+  });
+  return response.json();
+}
+
+/** `ws` with the upgrade headers a test gives (graphql-ws's client sets none). */
+function socketWith(headers: Record<string, string>): typeof WebSocket {
+  return class extends WebSocket {
+    constructor(url: string, protocols?: string | string[]) {
+      super(url, protocols, { headers });
+    }
+  } as unknown as typeof WebSocket;
+}
+
+interface Case {
+  /** What the client gets: events (and the end), or errors only. */
+  gets: 'events' | 'errors';
+  query: string;
+  variables?: Record<string, unknown>;
+  operationName?: string;
+  /** `connection_init` headers. */
+  headers: Record<string, string>;
+}
+
+/** Every message a subscription gets, in order: `next` payloads, then `error` or `complete`. */
+async function messages(server: SvcGraphqlServer, { query, variables, operationName, headers }: Case): Promise<unknown[]> {
+  const client: Client = createClient({
+    url: server.wsUrl,
+    webSocketImpl: socketWith({ 'x-request-id': 'ws-lane-test' }),
+    connectionParams: { headers },
+    retryAttempts: 0,
+  });
+  try {
+    return await new Promise<unknown[]>((resolve) => {
+      const seen: unknown[] = [];
+      client.subscribe(
+        { query, ...(variables && { variables }), ...(operationName && { operationName }) },
+        {
+          next: (value) => seen.push({ next: value }),
+          error: (error) => resolve([...seen, { error: Array.isArray(error) ? error : String((error as { code?: unknown }).code ?? error) }]),
+          complete: () => resolve([...seen, 'complete']),
+        },
+      );
+    });
+  } finally {
+    await client.dispose();
+  }
+}
+
+/** The headers the remote received, without the one that differs on every connection. */
+function withoutSocketKey(seen: unknown[]): unknown[] {
+  return seen.map((message) => {
+    const echoed = (message as { next?: { data?: { echoHeaders?: string } } }).next?.data?.echoHeaders;
+    if (echoed === undefined) return message;
+    const headers = JSON.parse(echoed) as Record<string, unknown>;
+    delete headers['sec-websocket-key'];
+    return { next: { data: { echoHeaders: headers } } };
+  });
+}
+
+async function activeSubscriptions(server: SvcGraphqlServer): Promise<number> {
+  const text = await (await fetch(`${server.url}/v1/metrics`, { headers: { 'x-svc-admin-secret': ADMIN_SECRET } })).text();
+  const line = text.split('\n').find((l) => l.startsWith('svc_graphql_active_subscriptions '));
+  return Number(line?.split(' ')[1]);
+}
+
+describe('graphql-ws lane: the same messages as Envelop', () => {
+  let remote: RunningRemote;
+  let lane: SvcGraphqlServer;
+  let envelop: SvcGraphqlServer;
+
+  beforeAll(async () => {
+    remote = await startSampleRemote({ name: 'sample' });
+    const common = { port: 0, adminSecret: ADMIN_SECRET, logger: silent, enableRemoteSchemaPermissions: true, enableMetrics: true } as const;
+    [lane, envelop] = await Promise.all([
+      createServer({ ...common, databaseUrl: `file:${join(dir, 'lane.json')}`, directLane: true }),
+      createServer({ ...common, databaseUrl: `file:${join(dir, 'envelop.json')}`, directLane: false }),
+    ]);
+    for (const server of [lane, envelop]) {
+      expect(await metadata(server, { type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url } } })).toEqual({ message: 'success' });
+      expect(
+        await metadata(server, {
+          type: 'add_remote_schema_permissions',
+          args: {
+            remote_schema: 'sample',
+            role: 'user',
+            definition: {
+              schema: `
+                type Query { hello: String! }
+                type Subscription {
+                  countdown(from: Int! @preset(value: "x-svc-from"), intervalMs: Int): Int!
+                  echoHeaders: String
+                }
+              `,
+            },
+          },
+        }),
+      ).toEqual({ message: 'success' });
+    }
+  });
+
+  afterAll(async () => {
+    await Promise.all([lane?.close(), envelop?.close()]);
+    await remote?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const user = { 'x-svc-admin-secret': ADMIN_SECRET, 'x-svc-role': 'user', 'x-svc-from': '2' };
+  const other = { 'x-svc-admin-secret': ADMIN_SECRET, 'x-svc-role': 'other' };
+  const admin = { 'x-svc-admin-secret': ADMIN_SECRET };
+  const cases: Array<[string, Case]> = [
+    ['a role with a preset', { gets: 'events', query: 'subscription { countdown(intervalMs: 1) }', headers: user }],
+    ['a role with variables', { gets: 'events', query: 'subscription S($ms: Int) { countdown(intervalMs: $ms) }', variables: { ms: 1 }, headers: user }],
+    ['a variable of the wrong type', { gets: 'errors', query: 'subscription S($ms: Int) { countdown(intervalMs: $ms) }', variables: { ms: 'x' }, headers: user }],
+    ['a missing required variable', { gets: 'errors', query: 'subscription S($ms: Int!) { countdown(intervalMs: $ms) }', headers: user }],
+    ['a preset argument the role cannot give', { gets: 'errors', query: 'subscription { countdown(from: 9, intervalMs: 1) }', headers: user }],
+    ['a field the role is not granted', { gets: 'errors', query: 'subscription { messageAdded { id } }', headers: user }],
+    ['a role without a grant', { gets: 'errors', query: 'subscription { countdown(from: 1, intervalMs: 1) }', headers: other }],
+    ['a syntax error', { gets: 'errors', query: 'subscription { countdown(', headers: user }],
+    ['an unknown operation name', { gets: 'errors', query: 'subscription A { echoHeaders }', operationName: 'B', headers: user }],
+    ['one of two operations', { gets: 'events', query: 'subscription A { echoHeaders } subscription B { countdown(intervalMs: 1) }', operationName: 'B', headers: user }],
+    ['the forwarded session and request id', { gets: 'events', query: 'subscription { echoHeaders }', headers: user }],
+    ['an alias', { gets: 'events', query: 'subscription { n: countdown(intervalMs: 1) }', headers: user }],
+    ['two root fields', { gets: 'errors', query: 'subscription { countdown(intervalMs: 1) echoHeaders }', headers: user }],
+    ['admin', { gets: 'events', query: 'subscription { countdown(from: 2, intervalMs: 1) }', headers: admin }],
+    ['a query over the socket', { gets: 'events', query: '{ hello }', headers: user }],
+  ];
+
+  it.each(cases)('%s', async (_name, operation) => {
+    const [throughLane, throughEnvelop] = await Promise.all([messages(lane, operation), messages(envelop, operation)]);
+    expect(withoutSocketKey(throughLane)).toEqual(withoutSocketKey(throughEnvelop));
+    // Each case shows what it is about, not two empty answers.
+    if (operation.gets === 'events') expect(throughLane.filter((m) => (m as { next?: { data?: unknown } }).next?.data != null).length).toBeGreaterThan(0);
+    else expect(JSON.stringify(throughLane)).toMatch(/"message":"[^"]+"/);
+  });
+
+  it('counts open subscriptions while they run, and not after', async () => {
+    for (const server of [lane, envelop]) {
+      const client = createClient({ url: server.wsUrl, webSocketImpl: WebSocket, connectionParams: { headers: user }, retryAttempts: 0 });
+      const first = new Promise<void>((resolve, reject) => {
+        client.subscribe({ query: 'subscription { countdown(intervalMs: 60000) }' }, { next: () => resolve(), error: reject, complete: () => {} });
+      });
+      await first;
+      expect(await activeSubscriptions(server)).toBe(1);
+      await client.dispose();
+      await expect.poll(() => activeSubscriptions(server)).toBe(0);
+    }
+  });
+});
+
+describe('graphql-ws lane: which subscriptions it starts', () => {
+  let remote: RunningRemote;
+  let registry: RemoteSchemaRegistry;
+
+  beforeAll(async () => {
+    remote = await startSampleRemote({ name: 'sample' });
+    registry = createRemoteSchemaRegistry({ retry: false, logger: silent });
+    const plan = await registry.plan([{ name: 'sample', definition: { url: remote.url } }]);
+    expect(plan.problems).toEqual([]);
+    registry.commit(plan);
+  });
+
+  afterAll(async () => {
+    await registry?.dispose();
+    await remote?.close();
+  });
+
+  it('takes a subscription of one remote as it is sent, and leaves the rest to Envelop', async () => {
+    const lane = createSubscriptionLane({ registry, documentOf: cachedDocuments(boundedParserCaches(), createLimitedParse({ maxTokens: 1000 })), metrics: undefined });
+    const resolver = createSessionResolver({ adminSecret: ADMIN_SECRET, logger: silent });
+    const user = await resolver.resolve({ 'x-svc-admin-secret': ADMIN_SECRET, 'x-svc-role': 'user' });
+    const admin = await resolver.resolve({ 'x-svc-admin-secret': ADMIN_SECRET });
+    const taken = lane.find(user, 'subscription Tick { countdown(from: 1) }', null);
+    expect(taken?.name).toBe('Tick');
+    expect(taken?.schema).toBe(registry.schemaFor(user));
+    expect(lane.find(user, 'subscription A { countdown(from: 1) } subscription B { echoHeaders }', 'B')?.name).toBe('B');
+    // The same document once more: the decision is remembered, the document is the cached one.
+    expect(lane.find(user, 'subscription Tick { countdown(from: 1) }', null)?.document).toBe(taken?.document);
+    for (const [session, query, operationName] of [
+      [admin, 'subscription { countdown(from: 1) }', null],
+      [user, '{ hello }', null],
+      [user, 'mutation { addMessage(input: { text: "x" }) { id } }', null],
+      [user, 'subscription { nope }', null],
+      [user, 'subscription { countdown(', null],
+      [user, 'subscription A { echoHeaders }', 'B'],
+      [user, 'subscription { countdown(from: 1) echoHeaders }', null],
+      [user, 'subscription { __typename }', null],
+    ] as const) {
+      expect(lane.find(session, query, operationName), query).toBeUndefined();
+    }
+  });
+});
