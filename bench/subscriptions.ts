@@ -16,6 +16,7 @@ import { createClient, type Client } from 'graphql-ws';
 import { SignJWT } from 'jose';
 import WebSocket from 'ws';
 import { cpuMicros, startChild, type ChildServer } from './lib/child.js';
+import type { ProcessStats } from './lib/child-protocol.js';
 import type { BenchConfig } from './lib/config.js';
 import { CLAIMS_NAMESPACE } from './lib/jwt.js';
 import { metadataOrThrow } from './lib/metadata.js';
@@ -217,7 +218,7 @@ async function measure(
   progress(`  ${route}, ${n} subscribers: ${subscribers.firstEvents} receiving, ${subscribers.failed} failed; warm-up ${config.warmup} s`);
   await sleep(config.warmup);
   const held = gateway && (await gateway.stats(true));
-  if (idle && held) progress(`  gateway memory per subscriber: RSS ${round((held.rss - idle.rss) / n / 1024, 1)} KiB, heap used ${round((held.heapUsed - idle.heapUsed) / n / 1024, 1)} KiB, heap committed ${round((held.heapTotal - idle.heapTotal) / n / 1024, 1)} KiB`);
+  if (idle && held) progress(`  gateway memory per subscriber: ${memoryLine(idle, held, n)}`);
   if (gateway && snapshotDir) progress(`  heap snapshot: ${await gateway.heapSnapshot(join(snapshotDir, `gateway-${n}-held.heapsnapshot`))}`);
   const remoteBefore = await remote.stats();
   const gatewayBefore = gateway && (await gateway.stats());
@@ -248,6 +249,18 @@ async function measure(
   progress(`  ${route}, ${n} subscribers: ${subscribers.delivered} events in ${config.duration} s, p99 ${round(result.p99, 1)} ms; closing`);
   await subscribers.close();
   return result;
+}
+
+/** What the gateway's memory grew by with the subscribers, per subscriber: RSS, heap used and committed, by heap space. */
+function memoryLine(idle: ProcessStats, held: ProcessStats, n: number): string {
+  const kib = (bytes: number) => round(bytes / n / 1024, 1);
+  const spaces = Object.entries(held.spaces ?? {})
+    .map(([name, { committed, used }]) => {
+      const before = idle.spaces?.[name];
+      return `${name.replace(/_space$/, '')} ${kib(used - (before?.used ?? 0))}/${kib(committed - (before?.committed ?? 0))}`;
+    })
+    .join(', ');
+  return `RSS ${kib(held.rss - idle.rss)} KiB, heap used ${kib(held.heapUsed - idle.heapUsed)} KiB, committed ${kib(held.heapTotal - idle.heapTotal)} KiB (used/committed by space: ${spaces})`;
 }
 
 function token(i: number): Promise<string> {

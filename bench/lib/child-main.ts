@@ -1,7 +1,7 @@
 // Entry of a server child: `node --import tsx child-main.ts <module URL> <JSON options>`.
 // Keeping the server in its own process means the load generator's event loop never delays it and
 // the server's CPU time can be read on its own.
-import { writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import type { ChildMessage, ChildModule, ParentMessage, StartedServer } from './child-protocol.js';
 
 function send(message: ChildMessage): void {
@@ -41,6 +41,7 @@ process.on('message', (raw: ParentMessage) => {
         heapUsed: mem.heapUsed,
         heapTotal: mem.heapTotal,
         external: mem.external,
+        spaces: Object.fromEntries(getHeapSpaceStatistics().map((space) => [space.space_name, { committed: space.space_size, used: space.space_used_size }])),
         cpuUser: cpu.user,
         cpuSystem: cpu.system,
         ...(server.requests && { requests: server.requests() }),

@@ -18,6 +18,8 @@ export interface ProcessStats {
   readonly heapUsed: number;
   readonly heapTotal: number;
   readonly external: number;
+  /** V8's heap spaces: committed (`space_size`) and used bytes of each, by name. */
+  readonly spaces?: Readonly<Record<string, { readonly committed: number; readonly used: number }>>;
   /** process.cpuUsage() of the child, microseconds. */
   readonly cpuUser: number;
   readonly cpuSystem: number;

@@ -221,7 +221,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
         logger,
         lockdown,
         ...(settings.directLane && {
-          lane: createSubscriptionLane({ registry, documentOf: cachedDocuments(parserCaches, limitedParse), metrics }),
+          lane: createSubscriptionLane({ registry, documentOf: cachedDocuments(parserCaches, limitedParse) }),
         }),
       }),
     );

@@ -194,7 +194,7 @@ describe('graphql-ws lane: which subscriptions it starts', () => {
   });
 
   it('takes a subscription of one remote as it is sent, and leaves the rest to Envelop', async () => {
-    const lane = createSubscriptionLane({ registry, documentOf: cachedDocuments(boundedParserCaches(), createLimitedParse({ maxTokens: 1000 })), metrics: undefined });
+    const lane = createSubscriptionLane({ registry, documentOf: cachedDocuments(boundedParserCaches(), createLimitedParse({ maxTokens: 1000 })) });
     const resolver = createSessionResolver({ adminSecret: ADMIN_SECRET, logger: silent });
     const user = await resolver.resolve({ 'x-svc-admin-secret': ADMIN_SECRET, 'x-svc-role': 'user' });
     const admin = await resolver.resolve({ 'x-svc-admin-secret': ADMIN_SECRET });

@@ -1,7 +1,6 @@
 import { getOperationAST, validate, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { Session } from '@svc-graphql/jwt-session';
 import { remoteSubscriptionRunner, type RemoteSchemaRegistry } from '@svc-graphql/remote-schemas';
-import type { ServerMetrics } from '../observability/metrics.js';
 
 /**
  * The graphql-ws lane: a subscription that one remote answers as it is sent (every root field of
@@ -22,7 +21,6 @@ export interface SubscriptionLaneOptions {
   registry: RemoteSchemaRegistry;
   /** The parse of the other paths, with their caches and limits; `undefined` when it fails. */
   documentOf: (text: string) => DocumentNode | undefined;
-  metrics: ServerMetrics | undefined;
 }
 
 type Runner = (args: ExecutionArgs) => ExecutionResult | AsyncIterableIterator<ExecutionResult>;
@@ -43,7 +41,7 @@ export interface SubscriptionLane {
 }
 
 export function createSubscriptionLane(options: SubscriptionLaneOptions): SubscriptionLane {
-  const { registry, documentOf, metrics } = options;
+  const { registry, documentOf } = options;
   // Per schema and document: each operation name's runner, or `null` when Envelop starts it. Weak:
   // a swapped-out schema and an evicted document take theirs along.
   const runners = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string | null, Runner | null>>>();
@@ -68,16 +66,6 @@ export function createSubscriptionLane(options: SubscriptionLaneOptions): Subscr
     return runner;
   };
 
-  const counted = (run: Runner): Runner =>
-    metrics === undefined
-      ? run
-      : (args) => {
-          const result = run(args);
-          if (!isStream(result)) return result;
-          metrics.subscriptionStarted();
-          return new CountedStream(result, metrics);
-        };
-
   return {
     find(session, query, operationName) {
       // Admin's errors are marked on their way out of Envelop's execution (they are shown whole).
@@ -88,7 +76,7 @@ export function createSubscriptionLane(options: SubscriptionLaneOptions): Subscr
       const run = runnerOf(schema, document, operationName);
       if (run === undefined) return undefined;
       const name = getOperationAST(document, operationName)?.name?.value ?? null;
-      return { schema, document, name, subscribe: counted(run) };
+      return { schema, document, name, subscribe: run };
     },
   };
 }
@@ -102,51 +90,5 @@ function isValid(schema: GraphQLSchema, document: DocumentNode): boolean {
     return validate(schema, document).length === 0;
   } catch {
     return false;
-  }
-}
-
-function isStream(value: unknown): value is AsyncIterableIterator<ExecutionResult> {
-  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
-}
-
-/** A subscription's stream that counts in the open subscriptions gauge until it ends (as the metrics plugin does). */
-class CountedStream implements AsyncIterableIterator<ExecutionResult> {
-  #open = true;
-
-  constructor(
-    readonly inner: AsyncIterableIterator<ExecutionResult>,
-    readonly metrics: ServerMetrics,
-  ) {}
-
-  async next(): Promise<IteratorResult<ExecutionResult>> {
-    try {
-      const step = await this.inner.next();
-      if (step.done === true) this.#end();
-      return step;
-    } catch (error) {
-      this.#end();
-      throw error;
-    }
-  }
-
-  async return(): Promise<IteratorResult<ExecutionResult>> {
-    this.#end();
-    return (await this.inner.return?.()) ?? { done: true, value: undefined };
-  }
-
-  async throw(error: unknown): Promise<IteratorResult<ExecutionResult>> {
-    this.#end();
-    if (this.inner.throw) return this.inner.throw(error);
-    throw error;
-  }
-
-  [Symbol.asyncIterator](): AsyncIterableIterator<ExecutionResult> {
-    return this;
-  }
-
-  #end(): void {
-    if (!this.#open) return;
-    this.#open = false;
-    this.metrics.subscriptionEnded();
   }
 }

@@ -44,8 +44,11 @@ interface EnvelopedRoot {
   execute: (args: ExecutionArgs) => OperationResult;
   subscribe: (args: ExecutionArgs) => OperationResult;
   operation: StartingOperation;
-  /** Started by the lane: its stream needs no wrapper (it never throws). */
-  laned?: true;
+  /**
+   * Started by the lane: its `subscribe` message's payload. Its stream needs no wrapper (it never
+   * throws) and counts in the open subscriptions gauge until graphql-ws completes the operation.
+   */
+  laned?: SubscribePayload;
 }
 
 /** A graphql-ws operation between its `subscribe` message and its start. */
@@ -91,7 +94,7 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
       operationName: payload.operationName ?? null,
       variableValues: payload.variables ?? null,
       contextValue,
-      rootValue: { execute: found.subscribe, subscribe: found.subscribe, operation, laned: true } as EnvelopedRoot,
+      rootValue: { execute: found.subscribe, subscribe: found.subscribe, operation, laned: payload } as EnvelopedRoot,
     };
   };
 
@@ -164,9 +167,20 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
     return [rejectionError(rejection)];
   };
 
+  /** The payloads of the lane's operations counted in the open subscriptions gauge (see `onComplete`). */
+  const openLaned = new WeakSet<SubscribePayload>();
+  const countOpen = async (payload: SubscribePayload, pending: Promise<Awaited<OperationResult>>) => {
+    const result = await pending;
+    if (metrics !== undefined && isAsyncIterable(result)) {
+      metrics.subscriptionStarted();
+      openLaned.add(payload);
+    }
+    return result;
+  };
+
   const run = (args: ExecutionArgs, kind: 'execute' | 'subscribe') => {
     const root = args.rootValue as EnvelopedRoot;
-    const pending = root.laned ? failAloneAtStart(() => root[kind](args), logger) : failAlone(() => root[kind](args), logger);
+    const pending = root.laned ? countOpen(root.laned, failAloneAtStart(() => root[kind](args), logger)) : failAlone(() => root[kind](args), logger);
     return settle(args, countWebSocketResult(metrics, records.of(args.contextValue), pending));
   };
 
@@ -181,6 +195,11 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
       if (result.data !== undefined) formatted.data = result.data;
       if (result.extensions !== undefined) formatted.extensions = result.extensions;
       return formatted;
+    },
+    // graphql-ws completes every operation that started, however it ends (the stream's end, the
+    // client's `complete`, the socket's close): a stream of the lane stops counting there.
+    onComplete: (_ctx, _id, payload) => {
+      if (openLaned.delete(payload)) metrics?.subscriptionEnded();
     },
     execute: (args) => run(args, 'execute'),
     subscribe: (args) => run(args, 'subscribe'),
