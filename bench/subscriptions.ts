@@ -8,7 +8,8 @@
 // BENCH_SUBSCRIBERS: comma-separated N (default 1000,9900); BENCH_DURATION: measured seconds per
 // case (default 15 here); BENCH_WARMUP: seconds after the last subscriber is in (default 3).
 // BENCH_ONLY: `gateway` or `direct` runs that route alone; BENCH_HEAP_SNAPSHOT: a directory where
-// the gateway's heap is written before and with each N subscribers (bench/lib/heap-summary.ts).
+// the gateway's heap is written before and with each N subscribers (bench/lib/heap-summary.ts);
+// BENCH_PIN=1: the gateway alone on core 1, the remote and the clients on core 0 (both routes).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,7 +49,8 @@ const config: BenchConfig = {
   warmup: Number(process.env['BENCH_WARMUP'] ?? 3),
   connections: 0,
   rounds: 1,
-  pin: false,
+  // BENCH_PIN=1: the gateway alone on core 1; the remote and the clients (this process) on core 0.
+  pin: process.env['BENCH_PIN'] === '1',
   cpuProf: process.env['BENCH_CPU_PROF'] === '1',
 };
 const sizes = (process.env['BENCH_SUBSCRIBERS'] ?? '1000,9900').split(',').map(Number);
@@ -271,7 +273,7 @@ function token(i: number): Promise<string> {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-subscriptions-'));
-const remote = await startChild('ticker-remote', 'lib/remote-server.ts', { kind: 'ticker' }, config);
+const remote = await startChild('ticker-remote', 'lib/remote-server.ts', { kind: 'ticker' }, config, 0);
 const gateway = await startChild(
   'svc-graphql',
   'lib/svc-server.ts',
