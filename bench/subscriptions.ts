@@ -9,7 +9,10 @@
 // case (default 15 here); BENCH_WARMUP: seconds after the last subscriber is in (default 3).
 // BENCH_ONLY: `gateway` or `direct` runs that route alone; BENCH_HEAP_SNAPSHOT: a directory where
 // the gateway's heap is written before and with each N subscribers (bench/lib/heap-summary.ts);
-// BENCH_PIN=1: the gateway alone on core 1, the remote and the clients on core 0 (both routes).
+// BENCH_PIN=1: the gateway alone on core 1, the remote and the clients on core 0 (both routes);
+// BENCH_ALLOCATIONS: a directory where what the gateway allocates over each measured window is
+// written (V8's sampling heap profiler, collected objects included; bench/lib/allocation-summary.ts);
+// BENCH_TIMELINE=1: the 100 ms slices of the window with an event over 50 ms late.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +59,8 @@ const config: BenchConfig = {
 const sizes = (process.env['BENCH_SUBSCRIBERS'] ?? '1000,9900').split(',').map(Number);
 const only = process.env['BENCH_ONLY'];
 const snapshotDir = process.env['BENCH_HEAP_SNAPSHOT'];
+const allocationsDir = process.env['BENCH_ALLOCATIONS'];
+const timeline = process.env['BENCH_TIMELINE'] === '1';
 
 interface Tick {
   user: string;
@@ -73,6 +78,8 @@ class Subscribers {
   delivered = 0;
   measuring = false;
   latencies: number[] = [];
+  /** When each measured event was received (`now()`), in the order of `latencies`. */
+  receivedAt: number[] = [];
   readonly #errors = new Map<string, number>();
 
   get failed(): number {
@@ -143,7 +150,9 @@ class Subscribers {
             this.#receiving.add(i);
             if (this.measuring) {
               this.delivered++;
-              this.latencies.push(now() - tick.sentAt);
+              const at = now();
+              this.latencies.push(at - tick.sentAt);
+              this.receivedAt.push(at);
             }
           },
           error: (error) => this.error(i, `error: ${failure(error)}`),
@@ -219,9 +228,7 @@ async function measure(
   await until(() => subscribers.waiting(n) === 0, 30_000);
   progress(`  ${route}, ${n} subscribers: ${subscribers.firstEvents} receiving, ${subscribers.failed} failed; warm-up ${config.warmup} s`);
   await sleep(config.warmup);
-  const held = gateway && (await gateway.stats(true));
-  if (idle && held) progress(`  gateway memory per subscriber: ${memoryLine(idle, held, n)}`);
-  if (gateway && snapshotDir) progress(`  heap snapshot: ${await gateway.heapSnapshot(join(snapshotDir, `gateway-${n}-held.heapsnapshot`))}`);
+  if (gateway && allocationsDir) await gateway.startAllocations();
   const remoteBefore = await remote.stats();
   const gatewayBefore = gateway && (await gateway.stats());
   subscribers.measuring = true;
@@ -229,7 +236,17 @@ async function measure(
   subscribers.measuring = false;
   const remoteAfter = await remote.stats();
   const gatewayAfter = gateway && (await gateway.stats());
+  if (gateway && allocationsDir) {
+    const path = await gateway.stopAllocations(join(allocationsDir, `gateway-${n}.heapprofile`));
+    progress(`  allocations: ${path} (${subscribers.delivered} events; bench/lib/allocation-summary.ts)`);
+  }
+  // Memory after the latency window: the forced collection stops the gateway for a fifth of a
+  // second or more at 10,000 subscribers, and the events it holds up must not be measured.
+  const held = gateway && (await gateway.stats(true));
+  if (idle && held) progress(`  gateway memory per subscriber: ${memoryLine(idle, held, n)}`);
+  if (gateway && snapshotDir) progress(`  heap snapshot: ${await gateway.heapSnapshot(join(snapshotDir, `gateway-${n}-held.heapsnapshot`))}`);
   const sent = (remoteAfter.requests ?? 0) - (remoteBefore.requests ?? 0);
+  if (timeline) printTimeline(subscribers);
   const latencies = subscribers.latencies.sort((a, b) => a - b);
   const result: Measured = {
     n,
@@ -251,6 +268,24 @@ async function measure(
   progress(`  ${route}, ${n} subscribers: ${subscribers.delivered} events in ${config.duration} s, p99 ${round(result.p99, 1)} ms; closing`);
   await subscribers.close();
   return result;
+}
+
+/** Per 100 ms of the measured window: events received, their worst latency, and how many took over 50 ms. */
+function printTimeline(subscribers: Subscribers): void {
+  const start = Math.min(...subscribers.receivedAt.slice(0, 1000));
+  const slots = new Map<number, { events: number; max: number; slow: number }>();
+  subscribers.receivedAt.forEach((at, i) => {
+    const slot = Math.floor((at - start) / 100);
+    const entry = slots.get(slot) ?? { events: 0, max: 0, slow: 0 };
+    const latency = subscribers.latencies[i]!;
+    entry.events++;
+    entry.max = Math.max(entry.max, latency);
+    if (latency > 50) entry.slow++;
+    slots.set(slot, entry);
+  });
+  for (const [slot, { events, max, slow }] of [...slots].sort((a, b) => a[0] - b[0])) {
+    if (slow > 0) progress(`  timeline ${(slot / 10).toFixed(1)} s: ${events} events, max ${round(max, 1)} ms, ${slow} over 50 ms`);
+  }
 }
 
 /** What the gateway's memory grew by with the subscribers, per subscriber: RSS, heap used and committed, by heap space. */

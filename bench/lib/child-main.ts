@@ -1,6 +1,8 @@
 // Entry of a server child: `node --import tsx child-main.ts <module URL> <JSON options>`.
 // Keeping the server in its own process means the load generator's event loop never delays it and
 // the server's CPU time can be read on its own.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import type { ChildMessage, ChildModule, ParentMessage, StartedServer } from './child-protocol.js';
 
@@ -49,6 +51,8 @@ process.on('message', (raw: ParentMessage) => {
     });
   } else if (raw.type === 'heapSnapshot') {
     send({ id: raw.id, type: 'heapSnapshot', path: writeHeapSnapshot(raw.path) });
+  } else if (raw.type === 'allocations') {
+    void allocations(raw).then((path) => send({ id: raw.id, type: 'allocations', ...(path !== undefined && { path }) }));
   } else if (raw.type === 'close') {
     void server.close().finally(() => {
       send({ id: raw.id, type: 'closed' });
@@ -60,3 +64,26 @@ process.on('message', (raw: ParentMessage) => {
 });
 
 send({ type: 'ready', url: server.url });
+
+let profiler: Session | undefined;
+
+/** The sampling heap profiler over every allocation (collected ones included): started, or stopped and written. */
+async function allocations(request: Extract<ParentMessage, { type: 'allocations' }>): Promise<string | undefined> {
+  if (request.action === 'start') {
+    profiler = new Session();
+    profiler.connect();
+    await profiler.post('HeapProfiler.enable');
+    await profiler.post('HeapProfiler.startSampling', {
+      samplingInterval: 16384,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+    return undefined;
+  }
+  if (profiler === undefined) throw new Error('allocations: not started');
+  const { profile } = await profiler.post('HeapProfiler.stopSampling');
+  profiler.disconnect();
+  profiler = undefined;
+  writeFileSync(request.path, JSON.stringify(profile));
+  return request.path;
+}

@@ -30,6 +30,8 @@ export interface ProcessStats {
 export type ParentRequest =
   | { readonly type: 'stats'; readonly gc: boolean }
   | { readonly type: 'heapSnapshot'; readonly path: string }
+  | { readonly type: 'allocations'; readonly action: 'start' }
+  | { readonly type: 'allocations'; readonly action: 'stop'; readonly path: string }
   | { readonly type: 'close' };
 
 export type ParentMessage = ParentRequest & { readonly id: number };
@@ -39,4 +41,5 @@ export type ChildMessage =
   | { readonly type: 'failed'; readonly error: string }
   | { readonly id: number; readonly type: 'stats'; readonly stats: ProcessStats }
   | { readonly id: number; readonly type: 'heapSnapshot'; readonly path: string }
+  | { readonly id: number; readonly type: 'allocations'; readonly path?: string }
   | { readonly id: number; readonly type: 'closed' };

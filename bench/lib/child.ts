@@ -18,6 +18,13 @@ export interface ChildServer {
   stats(gc?: boolean): Promise<ProcessStats>;
   /** Writes a V8 heap snapshot of the child to `path` (it collects garbage first). */
   heapSnapshot(path: string): Promise<string>;
+  /**
+   * Starts V8's sampling heap profiler in the child, counting every allocation, also those the
+   * garbage collector has taken back by the time it stops (what a run allocates, not what it keeps).
+   */
+  startAllocations(): Promise<void>;
+  /** Stops it and writes the profile (`.heapprofile`, Chrome DevTools' format) to `path`. */
+  stopAllocations(path: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -109,6 +116,15 @@ export async function startChild(
     async heapSnapshot(path) {
       const reply = await call({ type: 'heapSnapshot', path });
       if (reply.type !== 'heapSnapshot') throw new Error(`${label}: child is gone`);
+      return reply.path;
+    },
+    async startAllocations() {
+      const reply = await call({ type: 'allocations', action: 'start' });
+      if (reply.type !== 'allocations') throw new Error(`${label}: child is gone`);
+    },
+    async stopAllocations(path) {
+      const reply = await call({ type: 'allocations', action: 'stop', path });
+      if (reply.type !== 'allocations' || reply.path === undefined) throw new Error(`${label}: child is gone`);
       return reply.path;
     },
     async close() {

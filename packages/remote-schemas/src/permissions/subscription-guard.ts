@@ -64,81 +64,10 @@ export class SubscriptionGuard {
 
   /** `stream`, the results of a subscription of `role` started with `args`, ended early when its role may no longer run it. */
   track(role: string, args: ExecutionArgs, stream: AsyncIterable<ExecutionResult>): AsyncIterableIterator<ExecutionResult> {
-    const inner = stream[Symbol.asyncIterator]();
-    let waiting: ((step: IteratorResult<ExecutionResult>) => void) | undefined;
-    let last: ExecutionResult | undefined;
-    let closed = false;
-    const close = () => {
-      closed = true;
-      this.#forget(open);
-    };
-    const open: Open = {
-      role,
-      document: args.document,
-      operationName: args.operationName,
-      variables: args.variableValues,
-      schema: args.schema,
-      revoke: (result) => {
-        if (closed) return;
-        close();
-        void Promise.resolve(inner.return?.()).catch(() => {});
-        if (waiting) {
-          const resolve = waiting;
-          waiting = undefined;
-          resolve({ done: false, value: result });
-        } else {
-          last = result;
-        }
-      },
-    };
-    this.#open.add(open);
+    const guarded = new Guarded(role, args, stream[Symbol.asyncIterator](), (open) => this.#forget(open));
+    this.#open.add(guarded);
     if (this.#open.size === 1 && this.#watch) this.#unwatch = this.#watch(() => this.revalidate());
-    return {
-      next: () => {
-        if (last) {
-          const value = last;
-          last = undefined;
-          return Promise.resolve({ done: false, value });
-        }
-        if (closed) return Promise.resolve(DONE);
-        return new Promise<IteratorResult<ExecutionResult>>((resolve, reject) => {
-          waiting = resolve;
-          inner.next().then(
-            (step) => {
-              if (waiting !== resolve) return;
-              waiting = undefined;
-              if (step.done) close();
-              resolve(step);
-            },
-            (error: unknown) => {
-              if (waiting !== resolve) return;
-              waiting = undefined;
-              close();
-              reject(error);
-            },
-          );
-        });
-      },
-      return: async () => {
-        last = undefined;
-        if (!closed) {
-          close();
-          await inner.return?.();
-        }
-        return DONE;
-      },
-      throw: async (error: unknown) => {
-        last = undefined;
-        if (!closed) {
-          close();
-          if (inner.throw) return inner.throw(error);
-        }
-        throw error;
-      },
-      [Symbol.asyncIterator]() {
-        return this;
-      },
-    };
+    return guarded;
   }
 
   #forget(open: Open): void {
@@ -188,6 +117,108 @@ export class SubscriptionGuard {
       else open.revoke({ errors: [noLongerPermitted()] });
       yield;
     }
+  }
+}
+
+/**
+ * A role's open subscription as the guard knows it, and the stream its consumer reads: the inner
+ * stream's results until it is revoked, then the revoking result and the end. What a waiting read
+ * holds is one promise and the inner stream's own (its handlers are made once, not once per event:
+ * a subscription waits for its next event for as long as the remote takes).
+ */
+class Guarded implements Open, AsyncIterableIterator<ExecutionResult> {
+  readonly document: DocumentNode;
+  readonly operationName: string | null | undefined;
+  readonly variables: Readonly<Record<string, unknown>> | null | undefined;
+  schema: GraphQLSchema;
+  /** The revoking result, when it came with no read waiting. */
+  #last: ExecutionResult | undefined = undefined;
+  #closed = false;
+  #resolve: ((step: IteratorResult<ExecutionResult>) => void) | undefined = undefined;
+  #reject: ((error: unknown) => void) | undefined = undefined;
+  readonly #wait = (resolve: (step: IteratorResult<ExecutionResult>) => void, reject: (error: unknown) => void): void => {
+    this.#resolve = resolve;
+    this.#reject = reject;
+  };
+  readonly #onStep = (step: IteratorResult<ExecutionResult>): void => {
+    const resolve = this.#take();
+    if (resolve === undefined) return;
+    if (step.done === true) this.#close();
+    resolve(step);
+  };
+  readonly #onError = (error: unknown): void => {
+    const reject = this.#reject;
+    if (this.#take() === undefined || reject === undefined) return;
+    this.#close();
+    reject(error);
+  };
+
+  constructor(
+    readonly role: string,
+    args: ExecutionArgs,
+    readonly inner: AsyncIterator<ExecutionResult>,
+    readonly forget: (open: Open) => void,
+  ) {
+    this.document = args.document;
+    this.operationName = args.operationName;
+    this.variables = args.variableValues;
+    this.schema = args.schema;
+  }
+
+  revoke(result: ExecutionResult): void {
+    if (this.#closed) return;
+    this.#close();
+    void Promise.resolve(this.inner.return?.()).catch(() => {});
+    const resolve = this.#take();
+    if (resolve !== undefined) resolve({ done: false, value: result });
+    else this.#last = result;
+  }
+
+  next(): Promise<IteratorResult<ExecutionResult>> {
+    const last = this.#last;
+    if (last !== undefined) {
+      this.#last = undefined;
+      return Promise.resolve({ done: false, value: last });
+    }
+    if (this.#closed) return Promise.resolve(DONE);
+    const waiting = new Promise<IteratorResult<ExecutionResult>>(this.#wait);
+    this.inner.next().then(this.#onStep, this.#onError);
+    return waiting;
+  }
+
+  async return(): Promise<IteratorResult<ExecutionResult>> {
+    this.#last = undefined;
+    if (!this.#closed) {
+      this.#close();
+      await this.inner.return?.();
+    }
+    return DONE;
+  }
+
+  async throw(error: unknown): Promise<IteratorResult<ExecutionResult>> {
+    this.#last = undefined;
+    if (!this.#closed) {
+      this.#close();
+      if (this.inner.throw) return this.inner.throw(error);
+    }
+    throw error;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<ExecutionResult> {
+    return this;
+  }
+
+  /** The waiting read's resolve (it stops waiting), if a read is waiting. */
+  #take(): ((step: IteratorResult<ExecutionResult>) => void) | undefined {
+    const resolve = this.#resolve;
+    this.#resolve = undefined;
+    this.#reject = undefined;
+    return resolve;
+  }
+
+  #close(): void {
+    this.#closed = true;
+    this.forget(this);
   }
 }
 
