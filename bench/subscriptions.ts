@@ -39,6 +39,8 @@ const CONNECT_BATCH = 250;
  * for ever).
  */
 const CONNECT_TIMEOUT_MS = 30_000;
+/** Memory samples after the window (each after a full collection); the median is reported. */
+const MEMORY_SAMPLES = 3;
 
 /** `ws` with a bounded handshake (graphql-ws's client bounds only the wait for `connection_ack`). */
 class BoundedWebSocket extends WebSocket {
@@ -206,6 +208,8 @@ interface Measured {
   remoteCpuPerEvent: number;
   gatewayCpuPerEvent?: number;
   rssPerSubscriber?: number;
+  /** The gateway's largest RSS in the latency window (sampled each second, no forced collection) minus idle, per subscriber. */
+  peakRssPerSubscriber?: number;
   heapPerSubscriber?: number;
   externalPerSubscriber?: number;
   rssMiB?: number;
@@ -232,7 +236,14 @@ async function measure(
   const remoteBefore = await remote.stats();
   const gatewayBefore = gateway && (await gateway.stats());
   subscribers.measuring = true;
-  await sleep(config.duration);
+  // The gateway's RSS under load, read each second of the window (garbage included: what the
+  // machine must have, as opposed to what the subscribers keep).
+  let peakRss = 0;
+  const windowEnds = Date.now() + config.duration * 1000;
+  while (Date.now() < windowEnds) {
+    await sleep(Math.min(1, (windowEnds - Date.now()) / 1000));
+    if (gateway) peakRss = Math.max(peakRss, (await gateway.stats()).rss);
+  }
   subscribers.measuring = false;
   const remoteAfter = await remote.stats();
   const gatewayAfter = gateway && (await gateway.stats());
@@ -241,9 +252,19 @@ async function measure(
     progress(`  allocations: ${path} (${subscribers.delivered} events; bench/lib/allocation-summary.ts)`);
   }
   // Memory after the latency window: the forced collection stops the gateway for a fifth of a
-  // second or more at 10,000 subscribers, and the events it holds up must not be measured.
-  const held = gateway && (await gateway.stats(true));
-  if (idle && held) progress(`  gateway memory per subscriber: ${memoryLine(idle, held, n)}`);
+  // second or more at 10,000 subscribers, and the events it holds up must not be measured. RSS
+  // after a collection still moves with what was in flight and what the allocator kept: the
+  // median of three samples a second apart.
+  let held: ProcessStats | undefined;
+  if (gateway && idle) {
+    const samples: ProcessStats[] = [];
+    for (let sample = 0; sample < MEMORY_SAMPLES; sample++) {
+      if (sample > 0) await sleep(1);
+      samples.push(await gateway.stats(true));
+      progress(`  gateway memory per subscriber, sample ${sample + 1}: ${memoryLine(idle, samples.at(-1)!, n)}`);
+    }
+    held = samples.sort((a, b) => a.rss - b.rss)[Math.floor(MEMORY_SAMPLES / 2)];
+  }
   if (gateway && snapshotDir) progress(`  heap snapshot: ${await gateway.heapSnapshot(join(snapshotDir, `gateway-${n}-held.heapsnapshot`))}`);
   const sent = (remoteAfter.requests ?? 0) - (remoteBefore.requests ?? 0);
   if (timeline) printTimeline(subscribers);
@@ -261,6 +282,7 @@ async function measure(
   if (idle && held && gatewayBefore && gatewayAfter) {
     result.gatewayCpuPerEvent = cpuMicros(gatewayBefore, gatewayAfter) / Math.max(1, subscribers.delivered);
     result.rssPerSubscriber = (held.rss - idle.rss) / n / 1024;
+    result.peakRssPerSubscriber = (Math.max(peakRss, held.rss) - idle.rss) / n / 1024;
     result.heapPerSubscriber = (held.heapUsed - idle.heapUsed) / n / 1024;
     result.externalPerSubscriber = (held.external - idle.external) / n / 1024;
     result.rssMiB = mib(held.rss);
@@ -341,13 +363,14 @@ const method =
   'one remote (graphql-ws, one event per second per subscription, each naming its user) and svc-graphql in child ' +
   'processes; N graphql-ws clients in this process, each with its own session (a JWT of its own through the gateway; ' +
   'the same session headers directly), first directly to the remote, then through the gateway. Latency: sent at the ' +
-  'remote to received by the client. Memory: gateway RSS and heap after GC with the N subscribers minus before, per ' +
-  'subscriber. CPU per event: CPU time of the process over the window / events delivered (gateway) or sent (remote).';
+  'remote to received by the client. Memory: gateway RSS and heap after a full GC with the N subscribers (after the ' +
+  'latency window, median of 3 samples 1 s apart) minus before them, per subscriber; peak RSS: the largest RSS read ' +
+  'each second of the window (no forced GC, garbage included) minus before, per subscriber. CPU per event: CPU time of the process over the window / events delivered (gateway) or sent (remote).';
 console.log(header('Subscriptions: N subscribers with distinct sessions', config, method));
 console.log('');
 console.log(
   formatTable(
-    ['N', 'route', 'failed', 'events', 'p50 ms', 'p99 ms', 'gateway RSS KiB/sub', 'gateway heap KiB/sub', 'gateway external KiB/sub', 'gateway CPU µs/event', 'remote CPU µs/event'],
+    ['N', 'route', 'failed', 'events', 'p50 ms', 'p99 ms', 'gateway RSS KiB/sub', 'gateway peak RSS KiB/sub', 'gateway heap KiB/sub', 'gateway external KiB/sub', 'gateway CPU µs/event', 'remote CPU µs/event'],
     results.map((r) => [
       r.n,
       r.route,
@@ -356,6 +379,7 @@ console.log(
       round(r.p50, 1),
       round(r.p99, 1),
       r.rssPerSubscriber === undefined ? '-' : round(r.rssPerSubscriber, 1),
+      r.peakRssPerSubscriber === undefined ? '-' : round(r.peakRssPerSubscriber, 1),
       r.heapPerSubscriber === undefined ? '-' : round(r.heapPerSubscriber, 1),
       r.externalPerSubscriber === undefined ? '-' : round(r.externalPerSubscriber, 1),
       r.gatewayCpuPerEvent === undefined ? '-' : round(r.gatewayCpuPerEvent, 1),

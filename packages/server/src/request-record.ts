@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Span } from '@opentelemetry/api';
 import type { ExecutionResult } from 'graphql';
 import type { Session, SessionError } from '@svc-graphql/jwt-session';
@@ -54,6 +54,16 @@ export interface RequestRecord {
   lockdownChecked: boolean;
   /** Why the lock-down refused it (of a batch: the first operation refused), for the http-log entry. */
   rejected: RejectionReason | undefined;
+}
+
+/**
+ * What the server reads of a client's HTTP request (or WebSocket upgrade): its headers and the
+ * address it came from. A Node `IncomingMessage` is one; a graphql-ws connection keeps only these
+ * of its upgrade request, not the whole message, for as long as it is open.
+ */
+export interface ClientRequest {
+  readonly headers: IncomingHttpHeaders;
+  readonly socket: { readonly remoteAddress?: string | undefined };
 }
 
 /** What the direct lane did for a request before handing it to Yoga. */
@@ -115,13 +125,18 @@ export class RequestRecords {
   }
 
   /** The record of an HTTP request or WebSocket upgrade, made when first asked for. */
-  open(request: IncomingMessage): RequestRecord {
+  open(request: ClientRequest): RequestRecord {
     let record = this.#get(request);
     if (record === undefined) {
       record = newRecord(requestIdFrom(request.headers['x-request-id']), performance.now(), request.headers, undefined);
       this.#set(request, record);
     }
     return record;
+  }
+
+  /** `request`'s record (made if need be) is also `holder`'s: what a connection keeps of its upgrade. */
+  share(request: ClientRequest, holder: object): void {
+    this.#set(holder, this.open(request));
   }
 
   /**

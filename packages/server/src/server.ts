@@ -227,7 +227,12 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
     );
     serveGraphqlWs(webSockets.server, graphqlWs, {
       logger,
-      ...(metrics && { onSocket: (socket) => metrics.trackWebSocket(socket), onSlowClient: () => metrics.countSlowClientClose() }),
+      onUpgradeKept: (request, kept) => records.share(request, kept),
+      ...(metrics && {
+        onSocket: () => metrics.webSocketOpened(),
+        onSocketClosed: () => metrics.webSocketClosed(),
+        onSlowClient: () => metrics.countSlowClientClose(),
+      }),
     });
 
     await listen(httpServer, host, port);

@@ -4,7 +4,6 @@
  * order of the checks: rate, then allow list, introspection, depth, nodes. Every transport (the
  * direct lane, Yoga's HTTP path, graphql-ws) asks the same {@link Lockdown}.
  */
-import type { IncomingMessage } from 'node:http';
 import type { DocumentNode } from 'graphql';
 import type { Session } from '@svc-graphql/jwt-session';
 import type { LockdownMetadata } from '@svc-graphql/metadata-api';
@@ -14,6 +13,7 @@ import { ADMIN_ROLE, compileLockdownPolicy, type LockdownPolicy } from './policy
 import { createLocalRateLimiter, rateLimitKey, type RateDecision, type RateLimiter } from './rate-limiter.js';
 import { createRedisRateLimiter } from './redis-rate-limiter.js';
 import { REJECT, type Rejection, type RejectionReason } from './rejections.js';
+import type { ClientRequest } from '../request-record.js';
 
 export interface LockdownOptions {
   /** The metadata document now, and its changes. */
@@ -34,7 +34,7 @@ export interface OperationToCheck {
   document: DocumentNode;
   operationName: string | null | undefined;
   /** The Node request (HTTP) or WebSocket upgrade the operation came with: its address and `X-Forwarded-For`. */
-  req: IncomingMessage | undefined;
+  req: ClientRequest | undefined;
 }
 
 export interface Lockdown {
@@ -44,7 +44,7 @@ export interface Lockdown {
    * The rate limit of the session's role, counting the operation when it passes (a refused one is
    * not counted); the first check, made before the document is parsed.
    */
-  checkRate(session: Session, req: IncomingMessage | undefined): Rejection | undefined | Promise<Rejection | undefined>;
+  checkRate(session: Session, req: ClientRequest | undefined): Rejection | undefined | Promise<Rejection | undefined>;
   /** The checks of the parsed document, in order: allow list, introspection, depth, nodes. */
   checkDocument(session: Session, document: DocumentNode, operationName: string | null | undefined): Rejection | undefined;
   /** A batch of `size` operations against the role's batch limit. */
@@ -95,7 +95,7 @@ export function createLockdown(options: LockdownOptions): Lockdown {
     return rejection === undefined ? undefined : refuse(rejection);
   };
 
-  const checkRate = (session: Session, req: IncomingMessage | undefined): Rejection | undefined | Promise<Rejection | undefined> => {
+  const checkRate = (session: Session, req: ClientRequest | undefined): Rejection | undefined | Promise<Rejection | undefined> => {
     if (session.role === ADMIN_ROLE) return undefined;
     const rate = policy.limitsFor(session.role).rate;
     if (rate === undefined) return undefined;

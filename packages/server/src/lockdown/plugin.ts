@@ -7,12 +7,11 @@
  * graphql-ws makes the same checks at the same points (ws/operations.ts), and the direct lane its
  * own before it runs an operation.
  */
-import type { IncomingMessage } from 'node:http';
 import { GraphQLError, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Session } from '@svc-graphql/jwt-session';
 import { noteRequest } from '../http/request-log.js';
-import type { RequestRecord, RequestRecords } from '../request-record.js';
+import type { ClientRequest, RequestRecord, RequestRecords } from '../request-record.js';
 import type { Lockdown } from './enforce.js';
 import { REJECT, type Rejection } from './rejections.js';
 import { TimeLimitExceededError, withTimeLimit, type OperationSignals } from './time-limit.js';
@@ -34,9 +33,9 @@ export function noteRejection(record: RequestRecord | undefined, rejection: Reje
   if (record !== undefined) record.rejected ??= rejection.reason;
 }
 
-function requestOf(context: unknown): IncomingMessage | undefined {
+function requestOf(context: unknown): ClientRequest | undefined {
   const req = (context as { req?: unknown } | undefined)?.req;
-  return typeof req === 'object' && req !== null && 'socket' in req ? (req as IncomingMessage) : undefined;
+  return typeof req === 'object' && req !== null && 'socket' in req ? (req as ClientRequest) : undefined;
 }
 
 export interface LockdownPluginOptions {

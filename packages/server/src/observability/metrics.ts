@@ -1,5 +1,4 @@
 import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type PrometheusContentType } from 'prom-client';
-import type { WebSocket } from 'ws';
 
 /**
  * Prometheus metrics of the server, served at `GET /v1/metrics` (prom-client's text format).
@@ -394,12 +393,13 @@ export class ServerMetrics {
     this.#slowClientCloses++;
   }
 
-  /** Counts `socket` among the open WebSocket connections until it closes. */
-  trackWebSocket(socket: WebSocket): void {
+  /** A WebSocket connection opened: counted among the open ones until {@link webSocketClosed}. */
+  webSocketOpened(): void {
     this.#webSockets++;
-    socket.once('close', () => {
-      this.#webSockets--;
-    });
+  }
+
+  webSocketClosed(): void {
+    this.#webSockets--;
   }
 
   subscriptionStarted(): void {

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { CloseCode, MessageType, type Server } from 'graphql-ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../observability/logger.js';
+import type { ClientRequest } from '../request-record.js';
 
 /**
  * The graphql-ws transport over `ws` sockets: graphql-ws's protocol server (`makeServer`) given the
@@ -31,8 +32,15 @@ export interface GraphqlWsTransportOptions {
   keepAliveMs?: number;
   /** A socket was accepted (metrics count it until it closes). */
   onSocket?: (socket: WebSocket) => void;
+  /** A socket accepted here closed. */
+  onSocketClosed?: () => void;
   /** A socket was closed with 1013: too much was waiting to be sent to it. */
   onSlowClient?: () => void;
+  /**
+   * A connection keeps its upgrade request's headers and address (`kept`), not the request: told
+   * here, so that what was noted on the request (its record) follows.
+   */
+  onUpgradeKept?: (request: IncomingMessage, kept: ClientRequest) => void;
 }
 
 /** Bytes waiting to be sent to one client past which it is closed with 1013. */
@@ -43,8 +51,8 @@ export const SLOW_CLIENT_CLOSE_CODE = 1013;
 /** What graphql-ws gives its hooks as `ctx.extra`. */
 export interface SocketExtra {
   readonly socket: WebSocket;
-  /** The upgrade request. */
-  readonly request: IncomingMessage;
+  /** The upgrade request's headers and address (the request itself is not kept). */
+  readonly request: ClientRequest;
 }
 
 const DEFAULT_KEEP_ALIVE_MS = 12_000;
@@ -56,7 +64,9 @@ export function serveGraphqlWs(wsServer: WebSocketServer, server: Server<SocketE
   const keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
   if (keepAliveMs > 0) keepAlive(wsServer, keepAliveMs);
 
-  wsServer.on('connection', (socket: WebSocket, request: IncomingMessage) => {
+  wsServer.on('connection', (socket: WebSocket, upgrade: IncomingMessage) => {
+    const request: ClientRequest = { headers: upgrade.headers, socket: { remoteAddress: upgrade.socket.remoteAddress } };
+    options.onUpgradeKept?.(upgrade, request);
     onSocket?.(socket);
     socket.on('error', (error) => logger.debug('WebSocket closed for a protocol error of the client:', describeError(error)));
     if (keepAliveMs > 0) socket.on('pong', answered);
@@ -67,7 +77,8 @@ export function serveGraphqlWs(wsServer: WebSocketServer, server: Server<SocketE
     const closed = server.opened(
       {
         protocol: socket.protocol,
-        send: async (data) => {
+        // Not async: graphql-ws awaits what it returns, and a promise per event is garbage to collect.
+        send: (data) => {
           if (socket.readyState !== socket.OPEN) return;
           if (socket.bufferedAmount > MAX_WAITING_BYTES) {
             const reason = 'Try Again Later';
@@ -96,7 +107,10 @@ export function serveGraphqlWs(wsServer: WebSocketServer, server: Server<SocketE
       },
       { socket, request },
     );
-    socket.once('close', (code, reason) => end(code, String(reason)));
+    socket.once('close', (code, reason) => {
+      options.onSocketClosed?.();
+      end(code, String(reason));
+    });
   });
 }
 

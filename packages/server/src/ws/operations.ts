@@ -190,7 +190,9 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
     // `extensions.http` tells Yoga the HTTP status; a socket has none to show.
     onError: (_ctx, _id, _payload, errors) => errors.map(formatForSocket),
     onNext: (_ctx, _id, _payload, _args, result): FormattedExecutionResult | undefined => {
-      if (!result.errors?.some((error) => error.extensions?.['http'] !== undefined)) return undefined;
+      // A result without errors is sent as it is (graphql-ws would copy it into a new object first).
+      if (result.errors === undefined) return result as FormattedExecutionResult;
+      if (!result.errors.some((error) => error.extensions?.['http'] !== undefined)) return undefined;
       const formatted: FormattedExecutionResult = { errors: result.errors.map(formatForSocket) };
       if (result.data !== undefined) formatted.data = result.data;
       if (result.extensions !== undefined) formatted.extensions = result.extensions;
@@ -233,7 +235,12 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
         ];
       }
       const startingIds = ids;
-      const state: StartingOperation = { superseded: false, started: () => startingIds.delete(id) };
+      // Once none is starting, the connection holds no map for them (a subscriber may stay for hours).
+      const release = () => {
+        startingIds.delete(id);
+        if (startingIds.size === 0 && starting.get(ctx) === startingIds) starting.delete(ctx);
+      };
+      const state: StartingOperation = { superseded: false, started: release };
       startingIds.set(id, state);
       let handedOn = false;
       try {
@@ -241,7 +248,7 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
         handedOn = !Array.isArray(outcome);
         return outcome;
       } finally {
-        if (!handedOn) startingIds.delete(id);
+        if (!handedOn) release();
       }
     },
   };
