@@ -9,7 +9,6 @@
 // case (default 15 here); BENCH_WARMUP: seconds after the last subscriber is in (default 3).
 // BENCH_ONLY: `gateway` or `direct` runs that route alone; BENCH_HEAP_SNAPSHOT: a directory where
 // the gateway's heap is written before and with each N subscribers (bench/lib/heap-summary.ts);
-// BENCH_PIN=1: the gateway alone on core 1, the remote and the clients on core 0 (both routes);
 // BENCH_ALLOCATIONS: a directory where what the gateway allocates over each measured window is
 // written (V8's sampling heap profiler, collected objects included; bench/lib/allocation-summary.ts);
 // BENCH_TIMELINE=1: the 100 ms slices of the window with an event over 50 ms late.
@@ -54,8 +53,7 @@ const config: BenchConfig = {
   warmup: Number(process.env['BENCH_WARMUP'] ?? 3),
   connections: 0,
   rounds: 1,
-  // BENCH_PIN=1: the gateway alone on core 1; the remote and the clients (this process) on core 0.
-  pin: process.env['BENCH_PIN'] === '1',
+  pin: false,
   cpuProf: process.env['BENCH_CPU_PROF'] === '1',
 };
 const sizes = (process.env['BENCH_SUBSCRIBERS'] ?? '1000,9900').split(',').map(Number);
@@ -330,7 +328,7 @@ function token(i: number): Promise<string> {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-subscriptions-'));
-const remote = await startChild('ticker-remote', 'lib/remote-server.ts', { kind: 'ticker' }, config, 0);
+const remote = await startChild('ticker-remote', 'lib/remote-server.ts', { kind: 'ticker' }, config);
 const gateway = await startChild(
   'svc-graphql',
   'lib/svc-server.ts',

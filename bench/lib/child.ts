@@ -46,8 +46,6 @@ export async function startChild(
   modulePath: string,
   options: unknown,
   config: BenchConfig,
-  /** With `config.pin`: the core of this child (default 1, the benchmark's own process being on 0). */
-  cpu = 1,
 ): Promise<ChildServer> {
   pinSelf(config);
   const moduleUrl = pathToFileURL(modulePath.startsWith('/') ? modulePath : join(benchDir, modulePath)).href;
@@ -64,7 +62,7 @@ export async function startChild(
   nodeArgs.push(...(process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== ''));
   nodeArgs.push(join(here, 'child-main.ts'), moduleUrl, JSON.stringify(options));
   const [command, args] = config.pin
-    ? ['taskset', ['-c', String(cpu), process.execPath, ...nodeArgs]]
+    ? ['taskset', ['-c', '1', process.execPath, ...nodeArgs]]
     : [process.execPath, nodeArgs];
   const child = spawn(command as string, args as string[], {
     cwd: repoRoot,
