@@ -189,9 +189,20 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
     onClose: (ctx) => session.onClose(ctx),
     // `extensions.http` tells Yoga the HTTP status; a socket has none to show.
     onError: (_ctx, _id, _payload, errors) => errors.map(formatForSocket),
-    onNext: (_ctx, _id, _payload, _args, result): FormattedExecutionResult | undefined => {
-      // A result without errors is sent as it is (graphql-ws would copy it into a new object first).
-      if (result.errors === undefined) return result as FormattedExecutionResult;
+    onNext: (_ctx, _id, _payload, args, result): FormattedExecutionResult | undefined => {
+      if (result.errors === undefined) {
+        // A result without errors is sent as it is (graphql-ws would copy it into a new object first).
+        if ((args.rootValue as EnvelopedRoot | undefined)?.laned === undefined) return result as FormattedExecutionResult;
+        // The lane's results are the subscriber's own, made for this event: its data is handed over
+        // to what is sent. graphql-ws keeps the last result until the next event comes, a second or
+        // more later; by then the collector would have moved the data to the old generation, once
+        // per event and subscriber (measured at 9,900 subscribers: a fifth of what it promotes).
+        const sent: FormattedExecutionResult = {};
+        if (result.data !== undefined) sent.data = result.data;
+        if (result.extensions !== undefined) sent.extensions = result.extensions;
+        (result as { data?: unknown }).data = undefined;
+        return sent;
+      }
       if (!result.errors.some((error) => error.extensions?.['http'] !== undefined)) return undefined;
       const formatted: FormattedExecutionResult = { errors: result.errors.map(formatForSocket) };
       if (result.data !== undefined) formatted.data = result.data;
