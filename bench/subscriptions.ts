@@ -38,8 +38,8 @@ const CONNECT_BATCH = 250;
  * for ever).
  */
 const CONNECT_TIMEOUT_MS = 30_000;
-/** Memory samples after the window (each after a full collection); the median is reported. */
-const MEMORY_SAMPLES = 3;
+/** Memory samples after the window, a second apart, each after a full collection; the last is reported. */
+const MEMORY_SAMPLES = 5;
 
 /** `ws` with a bounded handshake (graphql-ws's client bounds only the wait for `connection_ack`). */
 class BoundedWebSocket extends WebSocket {
@@ -251,8 +251,8 @@ async function measure(
   }
   // Memory after the latency window: the forced collection stops the gateway for a fifth of a
   // second or more at 10,000 subscribers, and the events it holds up must not be measured. RSS
-  // after a collection still moves with what was in flight and what the allocator kept: the
-  // median of three samples a second apart.
+  // goes on falling for a few seconds after a collection (freed pages go back to the system
+  // gradually): the last of five samples a second apart, each after a collection, is reported.
   let held: ProcessStats | undefined;
   if (gateway && idle) {
     const samples: ProcessStats[] = [];
@@ -261,7 +261,7 @@ async function measure(
       samples.push(await gateway.stats(true));
       progress(`  gateway memory per subscriber, sample ${sample + 1}: ${memoryLine(idle, samples.at(-1)!, n)}`);
     }
-    held = samples.sort((a, b) => a.rss - b.rss)[Math.floor(MEMORY_SAMPLES / 2)];
+    held = samples.at(-1);
   }
   if (gateway && snapshotDir) progress(`  heap snapshot: ${await gateway.heapSnapshot(join(snapshotDir, `gateway-${n}-held.heapsnapshot`))}`);
   const sent = (remoteAfter.requests ?? 0) - (remoteBefore.requests ?? 0);
@@ -362,7 +362,7 @@ const method =
   'processes; N graphql-ws clients in this process, each with its own session (a JWT of its own through the gateway; ' +
   'the same session headers directly), first directly to the remote, then through the gateway. Latency: sent at the ' +
   'remote to received by the client. Memory: gateway RSS and heap after a full GC with the N subscribers (after the ' +
-  'latency window, median of 3 samples 1 s apart) minus before them, per subscriber; peak RSS: the largest RSS read ' +
+  'latency window, the last of 5 samples 1 s apart) minus before them, per subscriber; peak RSS: the largest RSS read ' +
   'each second of the window (no forced GC, garbage included) minus before, per subscriber. CPU per event: CPU time of the process over the window / events delivered (gateway) or sent (remote).';
 console.log(header('Subscriptions: N subscribers with distinct sessions', config, method));
 console.log('');
