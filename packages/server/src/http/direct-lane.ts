@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { context as otelContext } from '@opentelemetry/api';
-import { getOperationAST, validate, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import type { DocumentNode, ExecutionArgs, ExecutionResult, GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { LRUCache } from 'lru-cache';
 import { SessionError, type Session, type SessionResolver } from '@svc-graphql/jwt-session';
 import { remoteOperationRunner, type RemoteSchemaRegistry } from '@svc-graphql/remote-schemas';
 import type { Lockdown } from '../lockdown/enforce.js';
+import { laneDecisions } from '../lane-decisions.js';
 import { noteRejection } from '../lockdown/plugin.js';
 import { rejectionBody } from '../lockdown/rejections.js';
 import type { Handover, RequestRecord, RequestRecords } from '../request-record.js';
@@ -98,18 +99,6 @@ export function answerMediaType(accept: string | undefined): 'application/json' 
   return undefined;
 }
 
-/**
- * Whether `document` validates against `schema`. graphql-js 16 throws from a rule or two instead of
- * reporting (a subscription root field under `@skip` without its argument): Yoga answers that.
- */
-function isValid(schema: GraphQLSchema, document: DocumentNode): boolean {
-  try {
-    return validate(schema, document).length === 0;
-  } catch {
-    return false;
-  }
-}
-
 function readParams(body: Buffer): Params | undefined {
   let value: unknown;
   try {
@@ -142,37 +131,18 @@ export function createDirectLane(
   const { records, graphqlPath, maxBodyBytes, resolver, registry } = options;
   // Yoga's own caches: a document parsed here is not parsed again there.
   const documentOf = cachedDocuments(options, options.parse);
-  // Per schema (the live one, or a role's) and document: each operation name's lane, or `null`
-  // when Yoga must answer it. Weak: a swapped-out schema and an evicted document take theirs along.
-  const lanes = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string | null, Lane | null>>>();
+  // Per schema (the live one, or a role's), document and operation name: its lane, or none when
+  // Yoga must answer it.
+  const decisions = laneDecisions<Lane>((schema, document, operation, operationName) => {
+    const run = remoteOperationRunner(registry, schema, document, operationName);
+    return run && operation.operation !== 'subscription' ? { run, type: operation.operation, name: operation.name?.value ?? null } : undefined;
+  });
 
   const laneFor = (schema: GraphQLSchema, text: string, operationName: string | null): { lane: Lane; document: DocumentNode } | undefined => {
     const document = documentOf(text);
     if (document === undefined) return undefined;
-    let bySchema = lanes.get(schema);
-    if (bySchema === undefined) {
-      bySchema = new WeakMap();
-      lanes.set(schema, bySchema);
-    }
-    let byName = bySchema.get(document);
-    if (byName === undefined) {
-      byName = new Map();
-      bySchema.set(document, byName);
-    }
-    const known = byName.get(operationName);
-    if (known !== undefined) return known === null ? undefined : { lane: known, document };
-    const operation = getOperationAST(document, operationName);
-    // No such operation: Yoga says so (not remembered, so names a client makes up take no memory).
-    if (!operation) return undefined;
-    let lane: Lane | null = null;
-    if (isValid(schema, document)) {
-      const run = remoteOperationRunner(registry, schema, document, operationName);
-      if (run && operation.operation !== 'subscription') {
-        lane = { run, type: operation.operation, name: operation.name?.value ?? null };
-      }
-    }
-    byName.set(operationName, lane);
-    return lane === null ? undefined : { lane, document };
+    const lane = decisions(schema, document, operationName);
+    return lane === undefined ? undefined : { lane, document };
   };
 
   const handOver = (req: LaneRequest, res: ServerResponse, body: Buffer, record: RequestRecord, handover: Handover | undefined) => {

@@ -1,6 +1,7 @@
-import { getOperationAST, validate, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { Session } from '@svc-graphql/jwt-session';
 import { remoteSubscriptionRunner, type RemoteSchemaRegistry } from '@svc-graphql/remote-schemas';
+import { laneDecisions } from '../lane-decisions.js';
 
 /**
  * The graphql-ws lane: a subscription that one remote answers as it is sent (every root field of
@@ -42,29 +43,10 @@ export interface SubscriptionLane {
 
 export function createSubscriptionLane(options: SubscriptionLaneOptions): SubscriptionLane {
   const { registry, documentOf } = options;
-  // Per schema and document: each operation name's runner, or `null` when Envelop starts it. Weak:
-  // a swapped-out schema and an evicted document take theirs along.
-  const runners = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string | null, Runner | null>>>();
-
-  const runnerOf = (schema: GraphQLSchema, document: DocumentNode, operationName: string | null): Runner | undefined => {
-    let bySchema = runners.get(schema);
-    if (bySchema === undefined) {
-      bySchema = new WeakMap();
-      runners.set(schema, bySchema);
-    }
-    let byName = bySchema.get(document);
-    if (byName === undefined) {
-      byName = new Map();
-      bySchema.set(document, byName);
-    }
-    const known = byName.get(operationName);
-    if (known !== undefined) return known ?? undefined;
-    // No such operation: Envelop says so (not remembered, so names a client makes up take no memory).
-    if (!getOperationAST(document, operationName)) return undefined;
-    const runner = isValid(schema, document) ? remoteSubscriptionRunner(registry, schema, document, operationName) : undefined;
-    byName.set(operationName, runner ?? null);
-    return runner;
-  };
+  // Per schema, document and operation name: how the lane starts it, or none.
+  const runnerOf = laneDecisions<Runner>((schema, document, operation, operationName) =>
+    operation.operation === 'subscription' ? remoteSubscriptionRunner(registry, schema, document, operationName) : undefined,
+  );
 
   return {
     find(session, query, operationName) {
@@ -79,16 +61,4 @@ export function createSubscriptionLane(options: SubscriptionLaneOptions): Subscr
       return { schema, document, name, subscribe: run };
     },
   };
-}
-
-/**
- * Whether `document` validates against `schema`. graphql-js 16 throws from a rule or two instead of
- * reporting (a subscription root field under `@skip` without its argument): Envelop answers that.
- */
-function isValid(schema: GraphQLSchema, document: DocumentNode): boolean {
-  try {
-    return validate(schema, document).length === 0;
-  } catch {
-    return false;
-  }
 }
