@@ -176,6 +176,65 @@ describe('graphql-ws lane: the same messages as Envelop', () => {
   });
 });
 
+describe('graphql-ws lane: a remote that goes away', () => {
+  it('ends its subscriptions with the same last result either way', async () => {
+    const flaky = await startSampleRemote({ name: 'flaky' });
+    const common = { port: 0, adminSecret: ADMIN_SECRET, logger: silent } as const;
+    const servers = await Promise.all([
+      createServer({ ...common, databaseUrl: `file:${join(dir, 'flaky-lane.json')}`, directLane: true }),
+      createServer({ ...common, databaseUrl: `file:${join(dir, 'flaky-envelop.json')}`, directLane: false }),
+    ]);
+    try {
+      for (const server of servers) {
+        expect(await metadata(server, { type: 'add_remote_schema', args: { name: 'flaky', definition: { url: flaky.url } } })).toEqual({ message: 'success' });
+      }
+      const running = await Promise.all(
+        servers.map(async (server) => {
+          const client = createClient({
+            url: server.wsUrl,
+            webSocketImpl: WebSocket,
+            connectionParams: { headers: { 'x-svc-admin-secret': ADMIN_SECRET, 'x-svc-role': 'user' } },
+            retryAttempts: 0,
+          });
+          const seen: unknown[] = [];
+          let firstEvent!: () => void;
+          const first = new Promise<void>((resolve) => (firstEvent = resolve));
+          const ended = new Promise<unknown[]>((resolve) => {
+            client.subscribe(
+              { query: 'subscription { countdown(from: 100000, intervalMs: 20) }' },
+              {
+                next: (value) => {
+                  seen.push({ next: value });
+                  firstEvent();
+                },
+                error: (error) => resolve([...seen, { error: String(error) }]),
+                complete: () => resolve([...seen, 'complete']),
+              },
+            );
+          });
+          await first;
+          return { client, ended };
+        }),
+      );
+      await flaky.close();
+      const [throughLane, throughEnvelop] = await Promise.all(
+        running.map(async ({ client, ended }) => {
+          const seen = await ended;
+          await client.dispose();
+          return seen;
+        }),
+      );
+      // Events until the remote went (how many depends on timing), then the same last result.
+      expect(throughLane!.at(-1)).toBe('complete');
+      expect(throughLane!.at(-2)).toEqual(throughEnvelop!.at(-2));
+      expect(JSON.stringify(throughLane!.at(-2))).toContain('remote-schema-error');
+    } finally {
+      await Promise.all(servers.map((server) => server.close()));
+      await flaky.close();
+    }
+  });
+});
+
 describe('graphql-ws lane: which subscriptions it starts', () => {
   let remote: RunningRemote;
   let registry: RemoteSchemaRegistry;
