@@ -1,4 +1,4 @@
-import { getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import type { DocumentNode, ExecutionArgs, ExecutionResult, GraphQLSchema } from 'graphql';
 import type { Session } from '@svc-graphql/jwt-session';
 import { remoteSubscriptionRunner, type RemoteSchemaRegistry } from '@svc-graphql/remote-schemas';
 import { laneDecisions } from '../lane-decisions.js';
@@ -15,8 +15,7 @@ import { laneDecisions } from '../lane-decisions.js';
  * subscribers multiply).
  *
  * Everything else goes through Envelop as before: queries and mutations, admin's operations (whose
- * errors Envelop marks), documents that do not parse or validate, operations under a time limit,
- * subscriptions with relationships or to customized remotes, and anything that mixes remotes.
+ * errors Envelop marks), documents that do not parse or validate, subscriptions with relationships or to customized remotes, and anything that mixes remotes.
  */
 export interface SubscriptionLaneOptions {
   registry: RemoteSchemaRegistry;
@@ -24,7 +23,11 @@ export interface SubscriptionLaneOptions {
   documentOf: (text: string) => DocumentNode | undefined;
 }
 
-type Runner = (args: ExecutionArgs) => ExecutionResult | AsyncIterableIterator<ExecutionResult>;
+/** How the lane starts one operation of a document, decided once. */
+interface Decision {
+  name: string | null;
+  subscribe: (args: ExecutionArgs) => ExecutionResult | AsyncIterableIterator<ExecutionResult>;
+}
 
 /** A subscription the lane starts. */
 export interface LaneOperation {
@@ -44,9 +47,11 @@ export interface SubscriptionLane {
 export function createSubscriptionLane(options: SubscriptionLaneOptions): SubscriptionLane {
   const { registry, documentOf } = options;
   // Per schema, document and operation name: how the lane starts it, or none.
-  const runnerOf = laneDecisions<Runner>((schema, document, operation, operationName) =>
-    operation.operation === 'subscription' ? remoteSubscriptionRunner(registry, schema, document, operationName) : undefined,
-  );
+  const decisionOf = laneDecisions<Decision>((schema, document, operation, operationName) => {
+    if (operation.operation !== 'subscription') return undefined;
+    const subscribe = remoteSubscriptionRunner(registry, schema, document, operationName);
+    return subscribe && { name: operation.name?.value ?? null, subscribe };
+  });
 
   return {
     find(session, query, operationName) {
@@ -55,10 +60,8 @@ export function createSubscriptionLane(options: SubscriptionLaneOptions): Subscr
       const document = documentOf(query);
       if (document === undefined) return undefined;
       const schema = registry.schemaFor(session);
-      const run = runnerOf(schema, document, operationName);
-      if (run === undefined) return undefined;
-      const name = getOperationAST(document, operationName)?.name?.value ?? null;
-      return { schema, document, name, subscribe: run };
+      const decision = decisionOf(schema, document, operationName);
+      return decision && { schema, document, ...decision };
     },
   };
 }
