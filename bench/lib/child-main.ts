@@ -63,11 +63,20 @@ process.on('message', (raw: ParentMessage) => {
   }
 });
 
+// Where --trace-gc's times (milliseconds since the process started) begin, to line them up with
+// the benchmark's own times.
+if (process.execArgv.includes('--trace-gc') || process.env['NODE_OPTIONS']?.includes('--trace-gc')) {
+  console.log(`[${process.pid}] trace-gc clock starts at ${performance.timeOrigin.toFixed(0)} ms since the epoch`);
+}
 send({ type: 'ready', url: server.url });
 
 let profiler: Session | undefined;
 
-/** The sampling heap profiler over every allocation (collected ones included): started, or stopped and written. */
+/**
+ * The sampling heap profiler over every allocation (collected ones included), or with
+ * `BENCH_ALLOCATIONS_KIND=promoted` over what outlived the young generation (what a full
+ * collection has to clean up later): started, or stopped and written.
+ */
 async function allocations(request: Extract<ParentMessage, { type: 'allocations' }>): Promise<string | undefined> {
   if (request.action === 'start') {
     profiler = new Session();
@@ -76,7 +85,7 @@ async function allocations(request: Extract<ParentMessage, { type: 'allocations'
     await profiler.post('HeapProfiler.startSampling', {
       samplingInterval: 16384,
       includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
+      includeObjectsCollectedByMinorGC: process.env['BENCH_ALLOCATIONS_KIND'] !== 'promoted',
     });
     return undefined;
   }

@@ -1,6 +1,7 @@
 export { createRemoteSchemaRegistry } from './registry.js';
 export { useRemoteSchemas, remoteOperationRunner, remoteSubscriptionRunner } from './plugin.js';
 export { RemoteSchemaError, httpExceptionMessage } from './errors.js';
+export { isPushable, type PushableStream } from './subscriptions.js';
 export type {
   ClientHeaders,
   ForwardedSession,

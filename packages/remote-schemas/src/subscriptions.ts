@@ -67,6 +67,22 @@ type Item = { kind: 'next'; value: RemoteResult } | { kind: 'error'; error: unkn
 
 type RemoteResult = { data?: unknown; errors?: readonly unknown[] | undefined };
 
+/**
+ * A stream of results that can also hand them over as they come: after `listen`, each step goes
+ * to the listener synchronously, the end (`done`) last and once, and `next()` is not called any
+ * more; `return()` still ends it (the listener then gets the end). A server that writes each
+ * result to a socket at once needs no promise per result this way, and a subscriber waiting for
+ * its next event holds none.
+ */
+export interface PushableStream<T> extends AsyncIterableIterator<T> {
+  listen(listener: (step: IteratorResult<T>) => void): void;
+}
+
+/** Whether `stream` is a {@link PushableStream}. */
+export function isPushable<T>(stream: AsyncIterable<T>): stream is PushableStream<T> {
+  return typeof (stream as Partial<PushableStream<T>>).listen === 'function';
+}
+
 const DONE: IteratorResult<ExecutionResult> = Object.freeze({ done: true, value: undefined });
 
 /**
@@ -120,10 +136,12 @@ class Upstream implements UpstreamSink {
  * so what it holds meanwhile is kept small (one promise, resolved by the pool's push), and ten
  * thousand subscribers do not make the garbage collector copy a suspended call frame each per event.
  */
-class Subscriber implements AsyncIterableIterator<ExecutionResult> {
+class Subscriber implements PushableStream<ExecutionResult> {
   readonly queue: Item[] = [];
   /** Resolves the promise of the `next()` waiting for an item. */
   #reader: ((step: IteratorResult<ExecutionResult>) => void) | undefined = undefined;
+  /** Given every step as it comes (see {@link PushableStream}), until the end. */
+  #listener: ((step: IteratorResult<ExecutionResult>) => void) | undefined = undefined;
   /** The executor of that promise: made once, not once per event. */
   readonly #wait = (resolve: (step: IteratorResult<ExecutionResult>) => void): void => {
     this.#reader = resolve;
@@ -161,14 +179,37 @@ class Subscriber implements AsyncIterableIterator<ExecutionResult> {
     return Promise.reject(error);
   }
 
+  listen(listener: (step: IteratorResult<ExecutionResult>) => void): void {
+    this.#listener = listener;
+    this.#drain();
+  }
+
   /** Something changed (an item pushed, the end): a waiting reader gets what there is now. */
   wake(): void {
+    if (this.#listener !== undefined) {
+      this.#drain();
+      return;
+    }
     const reader = this.#reader;
     if (reader === undefined) return;
     const step = this.#step();
     if (step === undefined) return;
     this.#reader = undefined;
     reader(step);
+  }
+
+  /**
+   * Hands the listener what there is. It may end the stream while it is called (its client left,
+   * or was too slow): the end is then handed over by that call, and this loop stops.
+   */
+  #drain(): void {
+    const listener = this.#listener;
+    while (listener !== undefined && listener === this.#listener) {
+      const step = this.#step();
+      if (step === undefined) return;
+      if (step.done === true) this.#listener = undefined;
+      listener(step);
+    }
   }
 
   /** What a reader gets now: a result, the end, or `undefined` when it must wait. */

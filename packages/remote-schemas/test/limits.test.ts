@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSchema } from 'graphql-yoga';
 import { startSampleRemote, startSchemaServer, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createRemoteSchemaRegistry, type RemoteSchemaEntry, type RemoteSchemaRegistryOptions } from '../src/index.js';
-import { SubscriptionPool } from '../src/subscriptions.js';
+import { SubscriptionPool, isPushable } from '../src/subscriptions.js';
 import { startGateway, type Gateway } from './utils/gateway.js';
 import { memoryLogger, startStubRemote, waitFor, type StubRemote } from './utils/fixtures.js';
 
@@ -393,6 +393,64 @@ describe('a subscriber that falls behind its remote', () => {
     });
     expect(await slow.next()).toEqual({ done: true, value: undefined });
     expect(logger.lines.some((l) => l.startsWith('warn') && l.includes('fell more than 3 events behind'))).toBe(true);
+    expect(pool.subscribers).toBe(0);
+    expect(await waitFor(() => pool.size === 0)).toBe(true);
+  });
+});
+
+describe('a subscriber that listens', () => {
+  const poolOf = (maxQueuedEvents?: number) => {
+    const pool = new SubscriptionPool({
+      name: 'sample',
+      url: sample.url,
+      adminUrl: sample.url,
+      publicUrl: sample.url,
+      timeoutMs: 5000,
+      logger: memoryLogger(),
+      maxMessageBytes: MiB,
+      maxSubscriptions: 10,
+      ...(maxQueuedEvents === undefined ? {} : { maxQueuedEvents }),
+    });
+    cleanups.push(() => pool.dispose());
+    return pool;
+  };
+
+  it('is handed every event as it comes, past its queue bound, and the end once', async () => {
+    const pool = poolOf(3);
+    const stream = pool.subscribe({ query: 'subscription { countdown(from: 20, intervalMs: 1) }' }, { 'x-svc-role': 'listener' }, false);
+    expect(isPushable(stream)).toBe(true);
+    const steps: Array<IteratorResult<unknown>> = [];
+    let ended!: () => void;
+    const end = new Promise<void>((resolve) => (ended = resolve));
+    stream.listen((step) => {
+      steps.push(step);
+      if (step.done === true) ended();
+    });
+    await end;
+    // countdown(from: 20) sends 20 down to 0: more than the queue bound of 3, none dropped.
+    expect(steps.slice(0, -1).map((step) => step.value)).toEqual(Array.from({ length: 21 }, (_, i) => ({ data: { countdown: 20 - i } })));
+    expect(steps.at(-1)).toEqual({ done: true, value: undefined });
+    expect(pool.subscribers).toBe(0);
+    expect(await waitFor(() => pool.size === 0)).toBe(true);
+  });
+
+  it('ended from inside its listener gets the end once and nothing after; its upstream is released', async () => {
+    const pool = poolOf();
+    const stream = pool.subscribe({ query: 'subscription { countdown(from: 20, intervalMs: 1) }' }, { 'x-svc-role': 'leaver' }, false);
+    if (!isPushable(stream)) throw new Error('expected a pushable stream');
+    const steps: Array<IteratorResult<unknown>> = [];
+    stream.listen((step) => {
+      steps.push(step);
+      // As a client too slow to read is closed while its event is written.
+      if (step.done !== true && steps.length === 2) void stream.return();
+    });
+    expect(await waitFor(() => steps.length === 3)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(steps).toEqual([
+      { done: false, value: { data: { countdown: 20 } } },
+      { done: false, value: { data: { countdown: 19 } } },
+      { done: true, value: undefined },
+    ]);
     expect(pool.subscribers).toBe(0);
     expect(await waitFor(() => pool.size === 0)).toBe(true);
   });

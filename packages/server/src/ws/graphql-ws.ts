@@ -53,6 +53,8 @@ export interface SocketExtra {
   readonly socket: WebSocket;
   /** The upgrade request's headers and address (the request itself is not kept). */
   readonly request: ClientRequest;
+  /** Sends a message as graphql-ws sends its own (held to {@link MAX_WAITING_BYTES} waiting). */
+  readonly send: (data: string) => void;
 }
 
 const DEFAULT_KEEP_ALIVE_MS = 12_000;
@@ -74,23 +76,24 @@ export function serveGraphqlWs(wsServer: WebSocketServer, server: Server<SocketE
     const end = (code: number, reason: string) => {
       ended ??= closed(code, reason).catch((error: unknown) => logger.error('closing a graphql-ws connection failed:', error));
     };
+    // Not async: graphql-ws awaits what it returns, and a promise per event is garbage to collect.
+    const send = (data: string): void => {
+      if (socket.readyState !== socket.OPEN) return;
+      if (socket.bufferedAmount > MAX_WAITING_BYTES) {
+        const reason = 'Try Again Later';
+        logger.warn(`WebSocket closed with ${SLOW_CLIENT_CLOSE_CODE}: more than ${MAX_WAITING_BYTES} bytes were waiting to be sent to it`);
+        options.onSlowClient?.();
+        socket.close(SLOW_CLIENT_CLOSE_CODE, reason);
+        end(SLOW_CLIENT_CLOSE_CODE, reason);
+        return;
+      }
+      // Not waiting for the flush: a slow client is found by what waits for it (above).
+      socket.send(data);
+    };
     const closed = server.opened(
       {
         protocol: socket.protocol,
-        // Not async: graphql-ws awaits what it returns, and a promise per event is garbage to collect.
-        send: (data) => {
-          if (socket.readyState !== socket.OPEN) return;
-          if (socket.bufferedAmount > MAX_WAITING_BYTES) {
-            const reason = 'Try Again Later';
-            logger.warn(`WebSocket closed with ${SLOW_CLIENT_CLOSE_CODE}: more than ${MAX_WAITING_BYTES} bytes were waiting to be sent to it`);
-            options.onSlowClient?.();
-            socket.close(SLOW_CLIENT_CLOSE_CODE, reason);
-            end(SLOW_CLIENT_CLOSE_CODE, reason);
-            return;
-          }
-          // Not waiting for the flush: a slow client is found by what waits for it (above).
-          socket.send(data);
-        },
+        send,
         close: (code, reason) => socket.close(code, reason),
         onMessage: (handle) =>
           socket.on('message', (data) => {
@@ -105,7 +108,7 @@ export function serveGraphqlWs(wsServer: WebSocketServer, server: Server<SocketE
             });
           }),
       },
-      { socket, request },
+      { socket, request, send },
     );
     socket.once('close', (code, reason) => {
       options.onSocketClosed?.();

@@ -1,7 +1,8 @@
-import { GraphQLError, getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult } from 'graphql';
 import type { ConnectionInitMessage, Context, OperationResult, ServerOptions, SubscribePayload } from 'graphql-ws';
 import { isAsyncIterable, mapAsyncIterator, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphqlWsSession, Session } from '@svc-graphql/jwt-session';
+import { isPushable } from '@svc-graphql/remote-schemas';
 import type { Lockdown } from '../lockdown/enforce.js';
 import { rejectionError } from '../lockdown/plugin.js';
 import type { Rejection } from '../lockdown/rejections.js';
@@ -13,6 +14,7 @@ import { SUBSCRIPTION } from '../observability/metrics.js';
 import type { RequestRecords } from '../request-record.js';
 import type { SocketExtra } from './graphql-ws.js';
 import type { SubscriptionLane } from './lane.js';
+import { PushedSubscription, formatForSocket, socketResult } from './pushed.js';
 
 /**
  * What graphql-ws does with each connection and operation: the session at `connection_init`, and
@@ -49,6 +51,8 @@ interface EnvelopedRoot {
    * throws) and counts in the open subscriptions gauge until graphql-ws completes the operation.
    */
   laned?: SubscribePayload;
+  /** For the lane: the operation's id, and how to write to its socket (see ws/pushed.ts). */
+  pushTo?: { id: string; send: (data: string) => void };
 }
 
 /** A graphql-ws operation between its `subscribe` message and its start. */
@@ -71,7 +75,13 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
    * The lane's arguments for an operation it starts (see ws/lane.ts), or `undefined`: Envelop
    * starts it. Checked as on the other path: the document before it runs.
    */
-  const laneOperation = (ctx: WsContext, payload: SubscribePayload, operationSession: Session, operation: StartingOperation): ExecutionArgs | readonly GraphQLError[] | undefined => {
+  const laneOperation = (
+    ctx: WsContext,
+    id: string,
+    payload: SubscribePayload,
+    operationSession: Session,
+    operation: StartingOperation,
+  ): ExecutionArgs | readonly GraphQLError[] | undefined => {
     const found = lane?.find(operationSession, payload.query, payload.operationName ?? null);
     if (found === undefined) return undefined;
     const { document, schema } = found;
@@ -94,7 +104,7 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
       operationName: payload.operationName ?? null,
       variableValues: payload.variables ?? null,
       contextValue,
-      rootValue: { execute: found.subscribe, subscribe: found.subscribe, operation, laned: payload } as EnvelopedRoot,
+      rootValue: { execute: found.subscribe, subscribe: found.subscribe, operation, laned: payload, pushTo: { id, send: ctx.extra.send } } as EnvelopedRoot,
     };
   };
 
@@ -102,7 +112,7 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
    * onSubscribe's work for an operation that may start: the arguments to execute it with (its
    * root value carries `operation`, told when it has started), or the errors that answer it.
    */
-  const prepareOperation = async (ctx: WsContext, payload: SubscribePayload, operation: StartingOperation): Promise<ExecutionArgs | readonly GraphQLError[]> => {
+  const prepareOperation = async (ctx: WsContext, id: string, payload: SubscribePayload, operation: StartingOperation): Promise<ExecutionArgs | readonly GraphQLError[]> => {
     const upgrade = ctx.extra.request;
     const operationSession = session.getSession(ctx);
     if (lockdown !== undefined && operationSession !== undefined) {
@@ -110,7 +120,7 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
       if (rejection !== undefined) return refused(rejection, undefined, undefined);
     }
     if (operationSession !== undefined) {
-      const laned = laneOperation(ctx, payload, operationSession, operation);
+      const laned = laneOperation(ctx, id, payload, operationSession, operation);
       if (laned !== undefined) return laned;
     }
     const headers = operationHeaders(ctx);
@@ -169,18 +179,24 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
 
   /** The payloads of the lane's operations counted in the open subscriptions gauge (see `onComplete`). */
   const openLaned = new WeakSet<SubscribePayload>();
-  const countOpen = async (payload: SubscribePayload, pending: Promise<Awaited<OperationResult>>) => {
-    const result = await pending;
-    if (metrics !== undefined && isAsyncIterable(result)) {
+  /**
+   * A lane operation's start: a stream that can push is written to the socket as its results come
+   * (see ws/pushed.ts); one that is open counts in the gauge.
+   */
+  const startLaned = async (root: EnvelopedRoot & { laned: SubscribePayload }, pending: Promise<Awaited<OperationResult>>) => {
+    let result = await pending;
+    if (!isAsyncIterable(result)) return result;
+    if (root.pushTo !== undefined && isPushable(result)) result = new PushedSubscription(result, root.pushTo.id, root.pushTo.send, logger);
+    if (metrics !== undefined) {
       metrics.subscriptionStarted();
-      openLaned.add(payload);
+      openLaned.add(root.laned);
     }
     return result;
   };
 
   const run = (args: ExecutionArgs, kind: 'execute' | 'subscribe') => {
     const root = args.rootValue as EnvelopedRoot;
-    const pending = root.laned ? countOpen(root.laned, failAloneAtStart(() => root[kind](args), logger)) : failAlone(() => root[kind](args), logger);
+    const pending = root.laned ? startLaned(root as EnvelopedRoot & { laned: SubscribePayload }, failAloneAtStart(() => root[kind](args), logger)) : failAlone(() => root[kind](args), logger);
     return settle(args, countWebSocketResult(metrics, records.of(args.contextValue), pending));
   };
 
@@ -204,10 +220,7 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
         return sent;
       }
       if (!result.errors.some((error) => error.extensions?.['http'] !== undefined)) return undefined;
-      const formatted: FormattedExecutionResult = { errors: result.errors.map(formatForSocket) };
-      if (result.data !== undefined) formatted.data = result.data;
-      if (result.extensions !== undefined) formatted.extensions = result.extensions;
-      return formatted;
+      return socketResult(result);
     },
     // graphql-ws completes every operation that started, however it ends (the stream's end, the
     // client's `complete`, the socket's close): a stream of the lane stops counting there.
@@ -255,7 +268,7 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
       startingIds.set(id, state);
       let handedOn = false;
       try {
-        const outcome = await prepareOperation(ctx, payload, state);
+        const outcome = await prepareOperation(ctx, id, payload, state);
         handedOn = !Array.isArray(outcome);
         return outcome;
       } finally {
@@ -358,12 +371,4 @@ function failureResult(error: unknown, logger: Logger): ExecutionResult {
   if (error instanceof GraphQLError) return { errors: [error] };
   logger.error('a WebSocket operation failed:', error);
   return { errors: [new GraphQLError('Unexpected error.', { extensions: { code: 'unexpected' } })] };
-}
-
-function formatForSocket(error: GraphQLError): GraphQLFormattedError {
-  const formatted = error.toJSON();
-  if (formatted.extensions === undefined || !('http' in formatted.extensions)) return formatted;
-  const { http: _http, ...extensions } = formatted.extensions;
-  const { extensions: _all, ...rest } = formatted;
-  return Object.keys(extensions).length > 0 ? { ...rest, extensions } : rest;
 }
