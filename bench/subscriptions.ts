@@ -7,7 +7,10 @@
 //
 // BENCH_SUBSCRIBERS: comma-separated N (default 1000,9900); BENCH_DURATION: measured seconds per
 // case (default 15 here); BENCH_WARMUP: seconds after the last subscriber is in (default 3).
-// BENCH_ONLY: `gateway` or `direct` runs that route alone; BENCH_HEAP_SNAPSHOT: a directory where
+// A third route, the floor, puts a bare WebSocket pass-through (bench/lib/ws-passthrough-server.ts:
+// a socket of its own upstream per client, bytes passed on both ways, nothing parsed) where the
+// gateway is: what any gateway keeping each session upstream pays at least, on the same machine.
+// BENCH_ONLY: `gateway`, `floor` or `direct` runs that route alone; BENCH_HEAP_SNAPSHOT: a directory where
 // the gateway's heap is written before and with each N subscribers (bench/lib/heap-summary.ts);
 // BENCH_ALLOCATIONS: a directory where what the gateway allocates over each measured window is
 // written (V8's sampling heap profiler, collected objects included; bench/lib/allocation-summary.ts);
@@ -197,7 +200,7 @@ const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, 
 
 interface Measured {
   n: number;
-  route: 'direct' | 'gateway';
+  route: 'direct' | 'floor' | 'gateway';
   failed: number;
   errors: string;
   delivered: number;
@@ -293,6 +296,7 @@ async function measure(
 /** Per 100 ms of the measured window: events received, their worst latency, and how many took over 50 ms. */
 function printTimeline(subscribers: Subscribers): void {
   const start = Math.min(...subscribers.receivedAt.slice(0, 1000));
+  progress(`  timeline from ${start.toFixed(0)} (ms since the epoch; this process ${process.pid}, started at ${performance.timeOrigin.toFixed(0)})`);
   const slots = new Map<number, { events: number; max: number; slow: number }>();
   subscribers.receivedAt.forEach((at, i) => {
     const slot = Math.floor((at - start) / 100);
@@ -329,6 +333,7 @@ function token(i: number): Promise<string> {
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-subscriptions-'));
 const remote = await startChild('ticker-remote', 'lib/remote-server.ts', { kind: 'ticker' }, config);
+const floor = only === undefined || only === 'floor' ? await startChild('ws-passthrough', 'lib/ws-passthrough-server.ts', { target: remote.url.replace(/^http/, 'ws') }, config) : undefined;
 const gateway = await startChild(
   'svc-graphql',
   'lib/svc-server.ts',
@@ -342,17 +347,22 @@ try {
   const gatewayWs = `${gateway.url.replace(/^http/, 'ws')}/v1/graphql`;
   for (const n of sizes) {
     // The same sessions both ways: directly, the headers the gateway would forward.
-    if (only !== 'gateway') {
+    if (only === undefined || only === 'direct') {
       results.push(await measure(n, 'direct', remote, undefined, remoteWs, async (i) => ({ headers: { 'x-svc-role': 'user', 'x-svc-user-id': `user-${i}` } })));
       await sleep(2);
     }
-    if (only !== 'direct') {
+    if (floor) {
+      results.push(await measure(n, 'floor', remote, floor, floor.url.replace(/^http/, 'ws'), async (i) => ({ headers: { 'x-svc-role': 'user', 'x-svc-user-id': `user-${i}` } })));
+      await sleep(2);
+    }
+    if (only === undefined || only === 'gateway') {
       results.push(await measure(n, 'gateway', remote, gateway, gatewayWs, async (i) => ({ headers: { authorization: `Bearer ${await token(i)}` } })));
       await sleep(2);
     }
   }
 } finally {
   await gateway.close();
+  await floor?.close();
   await remote.close();
   rmSync(dir, { recursive: true, force: true });
 }
@@ -360,7 +370,9 @@ try {
 const method =
   'one remote (graphql-ws, one event per second per subscription, each naming its user) and svc-graphql in child ' +
   'processes; N graphql-ws clients in this process, each with its own session (a JWT of its own through the gateway; ' +
-  'the same session headers directly), first directly to the remote, then through the gateway. Latency: sent at the ' +
+  'the same session headers directly), first directly to the remote, then through a bare WebSocket pass-through (floor: ' +
+  'a socket of its own upstream per client, bytes passed on, nothing parsed), then through the gateway; in the floor ' +
+  "row the gateway columns are the pass-through's. Latency: sent at the " +
   'remote to received by the client. Memory: gateway RSS and heap after a full GC with the N subscribers (after the ' +
   'latency window, the last of 5 samples 1 s apart) minus before them, per subscriber; peak RSS: the largest RSS read ' +
   'each second of the window (no forced GC, garbage included) minus before, per subscriber. CPU per event: CPU time of the process over the window / events delivered (gateway) or sent (remote).';
@@ -389,6 +401,7 @@ for (const r of results) if (r.errors) console.log(`\n${r.route} ${r.n}: ${r.err
 const largest = Math.max(...sizes);
 const direct = results.find((r) => r.n === largest && r.route === 'direct');
 const through = results.find((r) => r.n === largest && r.route === 'gateway');
+const passthrough = results.find((r) => r.n === largest && r.route === 'floor');
 if (direct && through) {
   console.log('');
   console.log(
@@ -408,4 +421,10 @@ if (direct && through) {
       { name: 'failed subscriptions = 0', measured: String(results.reduce((sum, r) => sum + r.failed, 0)), pass: results.every((r) => r.failed === 0) },
     ]),
   );
+  if (passthrough) {
+    console.log(
+      `- the floor at ${largest} (not a target): p99 ${round(passthrough.p99, 1)} ms, CPU ${round(passthrough.gatewayCpuPerEvent ?? NaN, 1)} µs per event, ` +
+        `${round(passthrough.rssPerSubscriber ?? NaN, 1)} KiB RSS per subscriber; the gateway's p99 is ${round(through.p99 - passthrough.p99, 1)} ms above it`,
+    );
+  }
 }
