@@ -79,7 +79,7 @@ export interface PushableStream<T> extends AsyncIterableIterator<T> {
 }
 
 /** Whether `stream` is a {@link PushableStream}. */
-export function isPushable<T>(stream: AsyncIterable<T>): stream is PushableStream<T> {
+export function isPushable<T>(stream: AsyncIterable<T> | AsyncIterator<T>): stream is PushableStream<T> {
   return typeof (stream as Partial<PushableStream<T>>).listen === 'function';
 }
 

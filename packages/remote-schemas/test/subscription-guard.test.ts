@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildSchema, parse, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { SubscriptionGuard } from '../src/permissions/subscription-guard.js';
+import { isPushable, type PushableStream } from '../src/subscriptions.js';
 import { memoryLogger } from './utils/fixtures.js';
 
 /**
@@ -97,5 +98,95 @@ describe('the subscription guard', () => {
     guard.revalidate();
     expect(await tracked.next()).toEqual({ done: false, value: NO_LONGER });
     expect(logger.lines).toEqual([expect.stringMatching(/^error remote schemas: a subscription of role "viewer" could not be validated again; ended: no schema/)]);
+  });
+});
+
+/** A stream that pushes to its listener, as the remote-schemas subscriber does. */
+function pushing() {
+  const state = { returned: false, listener: undefined as ((step: IteratorResult<ExecutionResult>) => void) | undefined };
+  const end = () => {
+    const listener = state.listener;
+    state.listener = undefined;
+    listener?.({ done: true, value: undefined });
+  };
+  const iterator: PushableStream<ExecutionResult> = {
+    next: () => Promise.reject(new Error('read while listened to')),
+    return: async () => {
+      state.returned = true;
+      end();
+      return { done: true, value: undefined };
+    },
+    listen: (listener) => {
+      state.listener = listener;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+  return { iterator, state, push: (value: ExecutionResult) => state.listener?.({ done: false, value }), end };
+}
+
+describe('the subscription guard over a stream that pushes', () => {
+  const listenTo = (tracked: AsyncIterableIterator<ExecutionResult>) => {
+    if (!isPushable(tracked)) throw new Error('expected the guarded stream to push');
+    const steps: Array<IteratorResult<ExecutionResult>> = [];
+    tracked.listen((step) => steps.push(step));
+    return steps;
+  };
+
+  it('pushes as well: every result, then the end once, and forgets the subscription', () => {
+    const guard = new SubscriptionGuard(() => before, memoryLogger());
+    const source = pushing();
+    const steps = listenTo(guard.track('viewer', args('subscription { ticks }'), source.iterator));
+    source.push({ data: { ticks: 1 } });
+    source.push({ data: { ticks: 2 } });
+    source.end();
+    source.end();
+    expect(steps).toEqual([
+      { done: false, value: { data: { ticks: 1 } } },
+      { done: false, value: { data: { ticks: 2 } } },
+      { done: true, value: undefined },
+    ]);
+    expect(guard.size).toBe(0);
+  });
+
+  it('hands a listener the revoking error and the end, and nothing the inner stream sends after', () => {
+    let schema = before;
+    const guard = new SubscriptionGuard(() => schema, memoryLogger());
+    const source = pushing();
+    const steps = listenTo(guard.track('viewer', args('subscription { ticks }'), source.iterator));
+    source.push({ data: { ticks: 1 } });
+    schema = without;
+    guard.revalidate();
+    source.push({ data: { ticks: 2 } });
+    expect(steps).toEqual([{ done: false, value: { data: { ticks: 1 } } }, { done: false, value: NO_LONGER }, { done: true, value: undefined }]);
+    expect(source.state.returned).toBe(true);
+    expect(guard.size).toBe(0);
+  });
+
+  it('revoked before anyone listened: the first listener gets the error and the end', () => {
+    let schema = before;
+    const guard = new SubscriptionGuard(() => schema, memoryLogger());
+    const source = pushing();
+    const tracked = guard.track('viewer', args('subscription { ticks }'), source.iterator);
+    schema = without;
+    guard.revalidate();
+    expect(listenTo(tracked)).toEqual([{ done: false, value: NO_LONGER }, { done: true, value: undefined }]);
+  });
+
+  it('stopped by its consumer: the listener gets the end once', async () => {
+    const guard = new SubscriptionGuard(() => before, memoryLogger());
+    const source = pushing();
+    const tracked = guard.track('viewer', args('subscription { ticks }'), source.iterator);
+    const steps = listenTo(tracked);
+    await tracked.return!();
+    expect(steps).toEqual([{ done: true, value: undefined }]);
+    expect(source.state.returned).toBe(true);
+    expect(guard.size).toBe(0);
+  });
+
+  it('does not push when the inner stream cannot', () => {
+    const guard = new SubscriptionGuard(() => before, memoryLogger());
+    expect(isPushable(guard.track('viewer', args('subscription { ticks }'), stream().iterator))).toBe(false);
   });
 });

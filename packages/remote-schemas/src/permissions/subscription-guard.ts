@@ -9,6 +9,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import type { Logger } from '../options.js';
+import { isPushable, type PushableStream } from '../subscriptions.js';
 import { SLICE_MS, runInSlices } from '../slices.js';
 
 /** The error that ends a subscription its role may no longer run. */
@@ -124,9 +125,23 @@ export class SubscriptionGuard {
  * A role's open subscription as the guard knows it, and the stream its consumer reads: the inner
  * stream's results until it is revoked, then the revoking result and the end. What a waiting read
  * holds is one promise and the inner stream's own (its handlers are made once, not once per event:
- * a subscription waits for its next event for as long as the remote takes).
+ * a subscription waits for its next event for as long as the remote takes). When the inner stream
+ * can push its results (a {@link PushableStream}), so can this one: `listen` is then set.
  */
 class Guarded implements Open, AsyncIterableIterator<ExecutionResult> {
+  /** Set when the inner stream can push (see {@link PushableStream}). */
+  readonly listen: ((listener: (step: IteratorResult<ExecutionResult>) => void) => void) | undefined;
+  /** The consumer listening, until the end. */
+  #listener: ((step: IteratorResult<ExecutionResult>) => void) | undefined = undefined;
+  readonly #onPushed = (step: IteratorResult<ExecutionResult>): void => {
+    const listener = this.#listener;
+    if (listener === undefined) return;
+    if (step.done === true) {
+      this.#listener = undefined;
+      this.#close();
+    }
+    listener(step);
+  };
   readonly document: DocumentNode;
   readonly operationName: string | null | undefined;
   readonly variables: Readonly<Record<string, unknown>> | null | undefined;
@@ -163,12 +178,35 @@ class Guarded implements Open, AsyncIterableIterator<ExecutionResult> {
     this.operationName = args.operationName;
     this.variables = args.variableValues;
     this.schema = args.schema;
+    const pushing = isPushable(inner) ? inner : undefined;
+    this.listen = pushing && ((listener) => this.#listen(pushing, listener));
+  }
+
+  #listen(inner: PushableStream<ExecutionResult>, listener: (step: IteratorResult<ExecutionResult>) => void): void {
+    const last = this.#last;
+    this.#last = undefined;
+    if (last !== undefined || this.#closed) {
+      // Revoked before anyone listened: the revoking result, then the end.
+      if (last !== undefined) listener({ done: false, value: last });
+      listener(DONE);
+      return;
+    }
+    this.#listener = listener;
+    inner.listen(this.#onPushed);
   }
 
   revoke(result: ExecutionResult): void {
     if (this.#closed) return;
     this.#close();
+    // A listener gets the revoking result and the end, not the end of the inner stream ended here.
+    const listener = this.#listener;
+    this.#listener = undefined;
     void Promise.resolve(this.inner.return?.()).catch(() => {});
+    if (listener !== undefined) {
+      listener({ done: false, value: result });
+      listener(DONE);
+      return;
+    }
     const resolve = this.#take();
     if (resolve !== undefined) resolve({ done: false, value: result });
     else this.#last = result;
@@ -192,6 +230,10 @@ class Guarded implements Open, AsyncIterableIterator<ExecutionResult> {
       this.#close();
       await this.inner.return?.();
     }
+    // The inner stream ended (a listener had its end from it), or could not tell: it ends here.
+    const listener = this.#listener;
+    this.#listener = undefined;
+    listener?.(DONE);
     return DONE;
   }
 
