@@ -174,6 +174,37 @@ describe('graphql-ws lane: the same messages as Envelop', () => {
       await expect.poll(() => activeSubscriptions(server)).toBe(0);
     }
   });
+
+  it("ends a subscription at the client's complete, sends nothing more for it, and takes its id again", async () => {
+    const long = { ...user, 'x-svc-from': '100000' };
+    for (const server of [lane, envelop]) {
+      const socket = new WebSocket(server.wsUrl, 'graphql-transport-ws');
+      const received: Array<{ id?: string; type: string; payload?: unknown }> = [];
+      socket.on('message', (data) => received.push(JSON.parse(String(data))));
+      await new Promise((resolve) => socket.once('open', resolve));
+      socket.send(JSON.stringify({ type: 'connection_init', payload: { headers: long } }));
+      await expect.poll(() => received.some((m) => m.type === 'connection_ack')).toBe(true);
+      const subscribe = () => socket.send(JSON.stringify({ id: 'a', type: 'subscribe', payload: { query: 'subscription { countdown(intervalMs: 10) }' } }));
+      const nexts = () => received.filter((m) => m.id === 'a' && m.type === 'next');
+      subscribe();
+      await expect.poll(() => nexts().length).toBeGreaterThanOrEqual(3);
+      expect(nexts().slice(0, 3).map((m) => m.payload)).toEqual([{ data: { countdown: 100000 } }, { data: { countdown: 99999 } }, { data: { countdown: 99998 } }]);
+      socket.send(JSON.stringify({ id: 'a', type: 'complete' }));
+      await expect.poll(() => activeSubscriptions(server)).toBe(0);
+      // Its upstream subscription was the only one of its connection to the remote: both are gone.
+      await expect.poll(() => remote.openSockets()).toBe(0);
+      const settled = nexts().length;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Nothing more for the completed id, and no `complete` back (the client ended it).
+      expect(nexts().length).toBe(settled);
+      expect(received.some((m) => m.id === 'a' && m.type !== 'next')).toBe(false);
+      subscribe();
+      await expect.poll(() => nexts().length).toBeGreaterThan(settled);
+      expect(nexts().at(-1)?.payload).toEqual({ data: { countdown: expect.any(Number) } });
+      socket.close();
+      await expect.poll(() => activeSubscriptions(server)).toBe(0);
+    }
+  });
 });
 
 describe('graphql-ws lane: a remote that goes away', () => {
