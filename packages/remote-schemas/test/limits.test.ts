@@ -366,21 +366,27 @@ describe('identical subscriptions', () => {
   });
 });
 
+/** A subscription pool of the sample remote on its own, disposed after the test. */
+function samplePool(logger = memoryLogger(), maxQueuedEvents?: number): SubscriptionPool {
+  const pool = new SubscriptionPool({
+    name: 'sample',
+    url: sample.url,
+    adminUrl: sample.url,
+    publicUrl: sample.url,
+    timeoutMs: 5000,
+    logger,
+    maxMessageBytes: MiB,
+    maxSubscriptions: 10,
+    ...(maxQueuedEvents === undefined ? {} : { maxQueuedEvents }),
+  });
+  cleanups.push(() => pool.dispose());
+  return pool;
+}
+
 describe('a subscriber that falls behind its remote', () => {
   it('ends with its own error once more events wait for it than its queue holds; nothing else grows', async () => {
     const logger = memoryLogger();
-    const pool = new SubscriptionPool({
-      name: 'sample',
-      url: sample.url,
-      adminUrl: sample.url,
-      publicUrl: sample.url,
-      timeoutMs: 5000,
-      logger,
-      maxMessageBytes: MiB,
-      maxSubscriptions: 10,
-      maxQueuedEvents: 3,
-    });
-    cleanups.push(() => pool.dispose());
+    const pool = samplePool(logger, 3);
     const payload = { query: 'subscription { countdown(from: 20, intervalMs: 1) }' };
     const slow = pool.subscribe(payload, { 'x-svc-role': 'slow' }, false);
     const first = await slow.next();
@@ -399,24 +405,8 @@ describe('a subscriber that falls behind its remote', () => {
 });
 
 describe('a subscriber that listens', () => {
-  const poolOf = (maxQueuedEvents?: number) => {
-    const pool = new SubscriptionPool({
-      name: 'sample',
-      url: sample.url,
-      adminUrl: sample.url,
-      publicUrl: sample.url,
-      timeoutMs: 5000,
-      logger: memoryLogger(),
-      maxMessageBytes: MiB,
-      maxSubscriptions: 10,
-      ...(maxQueuedEvents === undefined ? {} : { maxQueuedEvents }),
-    });
-    cleanups.push(() => pool.dispose());
-    return pool;
-  };
-
   it('is handed every event as it comes, past its queue bound, and the end once', async () => {
-    const pool = poolOf(3);
+    const pool = samplePool(memoryLogger(), 3);
     const stream = pool.subscribe({ query: 'subscription { countdown(from: 20, intervalMs: 1) }' }, { 'x-svc-role': 'listener' }, false);
     if (!isPushable(stream)) throw new Error('expected a pushable stream');
     const steps: Array<IteratorResult<unknown>> = [];
@@ -435,7 +425,7 @@ describe('a subscriber that listens', () => {
   });
 
   it('ended from inside its listener gets the end once and nothing after; its upstream is released', async () => {
-    const pool = poolOf();
+    const pool = samplePool();
     const stream = pool.subscribe({ query: 'subscription { countdown(from: 20, intervalMs: 1) }' }, { 'x-svc-role': 'leaver' }, false);
     if (!isPushable(stream)) throw new Error('expected a pushable stream');
     const steps: Array<IteratorResult<unknown>> = [];
