@@ -46,6 +46,8 @@ export async function startChild(
   modulePath: string,
   options: unknown,
   config: BenchConfig,
+  /** Node/V8 flags of this child alone (after BENCH_NODE_ARGS). */
+  extraNodeArgs: readonly string[] = [],
 ): Promise<ChildServer> {
   pinSelf(config);
   const moduleUrl = pathToFileURL(modulePath.startsWith('/') ? modulePath : join(benchDir, modulePath)).href;
@@ -60,6 +62,7 @@ export async function startChild(
   if (process.env['BENCH_TRACE_GC'] === '1') nodeArgs.push('--trace-gc');
   // BENCH_NODE_ARGS: more Node/V8 flags for every child, e.g. `--max-semi-space-size=64`.
   nodeArgs.push(...(process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== ''));
+  nodeArgs.push(...extraNodeArgs);
   nodeArgs.push(join(here, 'child-main.ts'), moduleUrl, JSON.stringify(options));
   const [command, args] = config.pin
     ? ['taskset', ['-c', '1', process.execPath, ...nodeArgs]]
