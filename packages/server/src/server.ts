@@ -30,7 +30,8 @@ import { resolveSettings, type ServerSettings } from './settings.js';
 import { VERSION } from './version.js';
 import { serveGraphqlWs } from './ws/graphql-ws.js';
 import { createSubscriptionLane } from './ws/lane.js';
-import { graphqlWsHooks } from './ws/operations.js';
+import { createLaneOperations } from './ws/lane-operations.js';
+import { graphqlWsHooks, plainHeadersOf } from './ws/operations.js';
 import { acceptUpgrades } from './ws/upgrade.js';
 
 /**
@@ -210,23 +211,36 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       requestId: (request) => records.open(request).id,
       onAnswered: upgradeLog(logger, records),
     });
+    const wsSession = createGraphqlWsSession(resolver);
+    // The graphql-ws lane: subscriptions one remote answers as they are sent run beside graphql-ws.
+    const laneOperations = settings.directLane
+      ? createLaneOperations({
+          lane: createSubscriptionLane({ registry, documentOf: cachedDocuments(parserCaches, limitedParse) }),
+          records,
+          session: wsSession,
+          maxOperationsPerConnection: settings.maxOperationsPerConnection,
+          metrics,
+          logger,
+          lockdown,
+          headersOf: plainHeadersOf(),
+        })
+      : undefined;
     const graphqlWs = makeServer(
       graphqlWsHooks({
         records,
         getEnveloped: yoga.getEnveloped,
-        session: createGraphqlWsSession(resolver),
+        session: wsSession,
         graphqlPath: GRAPHQL_PATH,
         maxOperationsPerConnection: settings.maxOperationsPerConnection,
         metrics,
         logger,
         lockdown,
-        ...(settings.directLane && {
-          lane: createSubscriptionLane({ registry, documentOf: cachedDocuments(parserCaches, limitedParse) }),
-        }),
+        ...(laneOperations && { laneOperations }),
       }),
     );
     serveGraphqlWs(webSockets.server, graphqlWs, {
       logger,
+      ...(laneOperations && { intercept: laneOperations.intercept }),
       onUpgradeKept: (request, kept) => records.share(request, kept),
       ...(metrics && {
         onSocket: () => metrics.webSocketOpened(),

@@ -175,7 +175,7 @@ describe('graphql-ws lane: the same messages as Envelop', () => {
     }
   });
 
-  it("ends a subscription at the client's complete, sends nothing more for it, and takes its id again", async () => {
+  it("ends a subscription at the client's complete, sends nothing more for it, takes its id again, and refuses it twice", async () => {
     const long = { ...user, 'x-svc-from': '100000' };
     for (const server of [lane, envelop]) {
       const socket = new WebSocket(server.wsUrl, 'graphql-transport-ws');
@@ -201,8 +201,12 @@ describe('graphql-ws lane: the same messages as Envelop', () => {
       subscribe();
       await expect.poll(() => nexts().length).toBeGreaterThan(settled);
       expect(nexts().at(-1)?.payload).toEqual({ data: { countdown: expect.any(Number) } });
-      socket.close();
+      // The same id again while it runs: the protocol's 4409, and the socket's close ends it all.
+      const closed = new Promise<[number, string]>((resolve) => socket.once('close', (code, reason) => resolve([code, String(reason)])));
+      subscribe();
+      expect(await closed).toEqual([4409, 'Subscriber for a already exists']);
       await expect.poll(() => activeSubscriptions(server)).toBe(0);
+      await expect.poll(() => remote.openSockets()).toBe(0);
     }
   });
 });
@@ -305,6 +309,47 @@ describe('graphql-ws lane: which subscriptions it starts', () => {
       [user, 'subscription { __typename }', null],
     ] as const) {
       expect(lane.find(session, query, operationName), query).toBeUndefined();
+    }
+  });
+});
+
+describe('graphql-ws lane: the bound on operations per connection', () => {
+  it("counts the lane's subscriptions and graphql-ws's operations together", async () => {
+    const remote = await startSampleRemote({ name: 'sample' });
+    const server = await createServer({
+      port: 0,
+      adminSecret: ADMIN_SECRET,
+      logger: silent,
+      databaseUrl: `file:${join(dir, 'bound.json')}`,
+      directLane: true,
+      maxOperationsPerConnection: 2,
+    });
+    try {
+      expect(await metadata(server, { type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url } } })).toEqual({ message: 'success' });
+      const client = createClient({
+        url: server.wsUrl,
+        webSocketImpl: WebSocket,
+        connectionParams: { headers: { 'x-svc-admin-secret': ADMIN_SECRET, 'x-svc-role': 'user' } },
+        retryAttempts: 0,
+      });
+      const first = (query: string) =>
+        new Promise<unknown>((resolve) => {
+          const stop = client.subscribe({ query }, { next: (value) => (resolve({ next: value }), stop()), error: (error) => resolve({ error }), complete: () => {} });
+        });
+      const long = () => client.iterate({ query: 'subscription { countdown(from: 1000, intervalMs: 1000) }' });
+      const open = [long(), long()];
+      await Promise.all(open.map((iterator) => iterator.next()));
+      const refusal = { error: [{ message: 'too many operations at once on this connection (at most 2)', extensions: { code: 'validation-failed', path: '$' } }] };
+      // A third subscription (the lane's) and a query (graphql-ws's) are refused alike.
+      expect(await first('subscription { countdown(from: 1, intervalMs: 1) }')).toEqual(refusal);
+      expect(await first('{ hello }')).toEqual(refusal);
+      await open[0]?.return?.();
+      await expect.poll(() => first('{ hello }')).toEqual({ next: { data: { hello: expect.any(String) } } });
+      await open[1]?.return?.();
+      await client.dispose();
+    } finally {
+      await server.close();
+      await remote.close();
     }
   });
 });

@@ -41,6 +41,11 @@ export interface GraphqlWsTransportOptions {
    * here, so that what was noted on the request (its record) follows.
    */
   onUpgradeKept?: (request: IncomingMessage, kept: ClientRequest) => void;
+  /**
+   * Sees each message before graphql-ws does: `true` when it took the message (graphql-ws never
+   * sees it). The server's graphql-ws lane takes its subscriptions this way (ws/operations.ts).
+   */
+  intercept?: (text: string, extra: SocketExtra) => boolean;
 }
 
 /** Bytes waiting to be sent to one client past which it is closed with 1013. */
@@ -90,6 +95,8 @@ export function serveGraphqlWs(wsServer: WebSocketServer, server: Server<SocketE
       // Not waiting for the flush: a slow client is found by what waits for it (above).
       socket.send(data);
     };
+    const extra: SocketExtra = { socket, request, send };
+    const { intercept } = options;
     const closed = server.opened(
       {
         protocol: socket.protocol,
@@ -98,6 +105,17 @@ export function serveGraphqlWs(wsServer: WebSocketServer, server: Server<SocketE
         onMessage: (handle) =>
           socket.on('message', (data) => {
             const text = String(data);
+            if (intercept !== undefined) {
+              let taken: boolean;
+              try {
+                taken = intercept(text, extra);
+              } catch (error) {
+                logger.error('a graphql-ws message failed:', error);
+                socket.close(CloseCode.InternalServerError, 'Internal server error');
+                return;
+              }
+              if (taken) return;
+            }
             handle(text).catch((error: unknown) => {
               if (isServerMessage(text)) {
                 socket.close(CloseCode.BadRequest, 'Invalid message received');
@@ -108,7 +126,7 @@ export function serveGraphqlWs(wsServer: WebSocketServer, server: Server<SocketE
             });
           }),
       },
-      { socket, request, send },
+      extra,
     );
     socket.once('close', (code, reason) => {
       options.onSocketClosed?.();

@@ -1,20 +1,17 @@
-import { GraphQLError, getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult } from 'graphql';
+import { GraphQLError, getOperationAST, type DocumentNode, type ExecutionArgs, type FormattedExecutionResult } from 'graphql';
 import type { ConnectionInitMessage, Context, OperationResult, ServerOptions, SubscribePayload } from 'graphql-ws';
 import { isAsyncIterable, mapAsyncIterator, type YogaServerInstance } from 'graphql-yoga';
-import type { GraphqlWsSession, Session } from '@svc-graphql/jwt-session';
-import { isPushable } from '@svc-graphql/remote-schemas';
+import type { GraphqlWsSession } from '@svc-graphql/jwt-session';
 import type { Lockdown } from '../lockdown/enforce.js';
 import { rejectionError } from '../lockdown/plugin.js';
 import type { Rejection } from '../lockdown/rejections.js';
 import type { Logger } from '../observability/logger.js';
 import type { ServerMetrics } from '../observability/metrics.js';
 import { countWebSocketRefusal, countWebSocketResult } from '../observability/metrics-plugin.js';
-import { noteOperation } from '../http/request-log.js';
-import { SUBSCRIPTION } from '../observability/metrics.js';
 import type { RequestRecords } from '../request-record.js';
 import type { SocketExtra } from './graphql-ws.js';
-import type { SubscriptionLane } from './lane.js';
-import { PushedSubscription, formatForSocket, socketResult } from './pushed.js';
+import type { LaneOperations } from './lane-operations.js';
+import { failureResult, formatForSocket, socketResult } from './messages.js';
 
 /**
  * What graphql-ws does with each connection and operation: the session at `connection_init`, and
@@ -36,8 +33,11 @@ export interface GraphqlWsHooksOptions {
    * operation gets an `error` message; the connection stays open.
    */
   lockdown?: Lockdown;
-  /** Subscriptions one remote answers as they are sent, started without Envelop (see ws/lane.ts). */
-  lane?: SubscriptionLane;
+  /**
+   * The graphql-ws lane's operations (ws/lane-operations.ts), which run beside graphql-ws: told
+   * when a connection is acknowledged and when it closes.
+   */
+  laneOperations?: LaneOperations;
 }
 
 type WsContext = Context<ConnectionInitMessage['payload'], SocketExtra>;
@@ -46,13 +46,6 @@ interface EnvelopedRoot {
   execute: (args: ExecutionArgs) => OperationResult;
   subscribe: (args: ExecutionArgs) => OperationResult;
   operation: StartingOperation;
-  /**
-   * Started by the lane: its `subscribe` message's payload. Its stream needs no wrapper (it never
-   * throws) and counts in the open subscriptions gauge until graphql-ws completes the operation.
-   */
-  laned?: SubscribePayload;
-  /** For the lane: the operation's id, and how to write to its socket (see ws/pushed.ts). */
-  pushTo?: { id: string; send: (data: string) => void };
 }
 
 /** A graphql-ws operation between its `subscribe` message and its start. */
@@ -65,63 +58,19 @@ interface StartingOperation {
 
 /** The options of graphql-ws's `makeServer` for this server. */
 export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<ConnectionInitMessage['payload'], SocketExtra> {
-  const { records, getEnveloped, session, graphqlPath, maxOperationsPerConnection, metrics, logger, lockdown, lane } = options;
+  const { records, getEnveloped, session, graphqlPath, maxOperationsPerConnection, metrics, logger, lockdown, laneOperations } = options;
   /** Per connection, the operations between onSubscribe and their start, by id. */
   const starting = new WeakMap<object, Map<string, StartingOperation>>();
-  /** Per connection, its headers as a plain record, for the operations of the lane (made once). */
-  const laneHeaders = new WeakMap<object, Record<string, string>>();
-
-  /**
-   * The lane's arguments for an operation it starts (see ws/lane.ts), or `undefined`: Envelop
-   * starts it. Checked as on the other path: the document before it runs.
-   */
-  const laneOperation = (
-    ctx: WsContext,
-    id: string,
-    payload: SubscribePayload,
-    operationSession: Session,
-    operation: StartingOperation,
-  ): ExecutionArgs | readonly GraphQLError[] | undefined => {
-    const found = lane?.find(operationSession, payload.query, payload.operationName ?? null);
-    if (found === undefined) return undefined;
-    const { document, schema } = found;
-    const rejection = lockdown?.checkDocument(operationSession, document, payload.operationName);
-    if (rejection !== undefined) return refused(rejection, document, payload.operationName);
-    let headers = laneHeaders.get(ctx);
-    if (headers === undefined) {
-      headers = Object.fromEntries(operationHeaders(ctx));
-      laneHeaders.set(ctx, headers);
-    }
-    // What remote-schemas reads of a context is on the operation's record (session, id, headers).
-    const contextValue = {};
-    const record = records.openOperation(contextValue, records.open(ctx.extra.request), headers, operationSession);
-    record.role = operationSession.role;
-    record.countedType = SUBSCRIPTION;
-    noteOperation(record, 'subscription', found.name);
-    return {
-      schema,
-      document,
-      operationName: payload.operationName ?? null,
-      variableValues: payload.variables ?? null,
-      contextValue,
-      rootValue: { execute: found.subscribe, subscribe: found.subscribe, operation, laned: payload, pushTo: { id, send: ctx.extra.send } } as EnvelopedRoot,
-    };
-  };
-
   /**
    * onSubscribe's work for an operation that may start: the arguments to execute it with (its
    * root value carries `operation`, told when it has started), or the errors that answer it.
    */
-  const prepareOperation = async (ctx: WsContext, id: string, payload: SubscribePayload, operation: StartingOperation): Promise<ExecutionArgs | readonly GraphQLError[]> => {
+  const prepareOperation = async (ctx: WsContext, payload: SubscribePayload, operation: StartingOperation): Promise<ExecutionArgs | readonly GraphQLError[]> => {
     const upgrade = ctx.extra.request;
     const operationSession = session.getSession(ctx);
     if (lockdown !== undefined && operationSession !== undefined) {
       const rejection = await lockdown.checkRate(operationSession, upgrade);
       if (rejection !== undefined) return refused(rejection, undefined, undefined);
-    }
-    if (operationSession !== undefined) {
-      const laned = laneOperation(ctx, id, payload, operationSession, operation);
-      if (laned !== undefined) return laned;
     }
     const headers = operationHeaders(ctx);
     // The Host header stays in `headers`; the URL only has to be valid, whatever a client sends.
@@ -177,61 +126,37 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
     return [rejectionError(rejection)];
   };
 
-  /** The payloads of the lane's operations counted in the open subscriptions gauge (see `onComplete`). */
-  const openLaned = new WeakSet<SubscribePayload>();
-  /**
-   * A lane operation's start: a stream that can push is written to the socket as its results come
-   * (see ws/pushed.ts); one that is open counts in the gauge.
-   */
-  const startLaned = async (root: EnvelopedRoot & { laned: SubscribePayload }, pending: Promise<Awaited<OperationResult>>) => {
-    let result = await pending;
-    if (!isAsyncIterable(result)) return result;
-    if (root.pushTo !== undefined && isPushable(result)) result = new PushedSubscription(result, root.pushTo.id, root.pushTo.send, logger);
-    if (metrics !== undefined) {
-      metrics.subscriptionStarted();
-      openLaned.add(root.laned);
-    }
-    return result;
-  };
-
   const run = (args: ExecutionArgs, kind: 'execute' | 'subscribe') => {
     const root = args.rootValue as EnvelopedRoot;
-    const pending = root.laned ? startLaned(root as EnvelopedRoot & { laned: SubscribePayload }, failAloneAtStart(() => root[kind](args), logger)) : failAlone(() => root[kind](args), logger);
+    const pending = failAlone(() => root[kind](args), logger);
     return settle(args, countWebSocketResult(metrics, records.of(args.contextValue), pending));
   };
 
   return {
-    onConnect: (ctx) => session.onConnect(ctx),
-    onClose: (ctx) => session.onClose(ctx),
+    onConnect: async (ctx) => {
+      const accepted = await session.onConnect(ctx);
+      if (accepted) laneOperations?.connected(ctx);
+      return accepted;
+    },
+    onClose: (ctx) => {
+      laneOperations?.closed(ctx);
+      return session.onClose(ctx);
+    },
     // `extensions.http` tells Yoga the HTTP status; a socket has none to show.
     onError: (_ctx, _id, _payload, errors) => errors.map(formatForSocket),
-    onNext: (_ctx, _id, _payload, args, result): FormattedExecutionResult | undefined => {
-      if (result.errors === undefined) {
-        // A result without errors is sent as it is (graphql-ws would copy it into a new object first).
-        if ((args.rootValue as EnvelopedRoot | undefined)?.laned === undefined) return result as FormattedExecutionResult;
-        // The lane's results are the subscriber's own, made for this event: its data is handed over
-        // to what is sent. graphql-ws keeps the last result until the next event comes, a second or
-        // more later; by then the collector would have moved the data to the old generation, once
-        // per event and subscriber (measured at 9,900 subscribers: a fifth of what it promotes).
-        const sent: FormattedExecutionResult = {};
-        if (result.data !== undefined) sent.data = result.data;
-        if (result.extensions !== undefined) sent.extensions = result.extensions;
-        (result as { data?: unknown }).data = undefined;
-        return sent;
-      }
+    onNext: (_ctx, _id, _payload, _args, result): FormattedExecutionResult | undefined => {
+      // A result without errors is sent as it is (graphql-ws would copy it into a new object first).
+      if (result.errors === undefined) return result as FormattedExecutionResult;
       if (!result.errors.some((error) => error.extensions?.['http'] !== undefined)) return undefined;
       return socketResult(result);
-    },
-    // graphql-ws completes every operation that started, however it ends (the stream's end, the
-    // client's `complete`, the socket's close): a stream of the lane stops counting there.
-    onComplete: (_ctx, _id, payload) => {
-      if (openLaned.delete(payload)) metrics?.subscriptionEnded();
     },
     execute: (args) => run(args, 'execute'),
     subscribe: (args) => run(args, 'subscribe'),
     onSubscribe: async (ctx, id, payload) => {
       // `ctx.subscriptions` holds this connection's operations in flight, this one's id included.
-      if (Object.keys(ctx.subscriptions).filter((key) => key !== id).length >= maxOperationsPerConnection) {
+      // The lane's subscriptions run beside graphql-ws (ws/lane-operations.ts) and count too.
+      const running = Object.keys(ctx.subscriptions).filter((key) => key !== id).length + (laneOperations?.count(ctx) ?? 0);
+      if (running >= maxOperationsPerConnection) {
         countWebSocketRefusal(metrics, undefined, undefined);
         return [
           new GraphQLError(`too many operations at once on this connection (at most ${maxOperationsPerConnection})`, {
@@ -268,13 +193,29 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
       startingIds.set(id, state);
       let handedOn = false;
       try {
-        const outcome = await prepareOperation(ctx, id, payload, state);
+        const outcome = await prepareOperation(ctx, payload, state);
         handedOn = !Array.isArray(outcome);
         return outcome;
       } finally {
         if (!handedOn) release();
       }
     },
+  };
+}
+
+/**
+ * Per connection, its headers ({@link operationHeaders}) as a plain record, made once: what the
+ * lane's operations forward.
+ */
+export function plainHeadersOf(): (ctx: WsContext) => Record<string, string> {
+  const made = new WeakMap<object, Record<string, string>>();
+  return (ctx) => {
+    let headers = made.get(ctx);
+    if (headers === undefined) {
+      headers = Object.fromEntries(operationHeaders(ctx));
+      made.set(ctx, headers);
+    }
+    return headers;
   };
 }
 
@@ -358,17 +299,3 @@ async function failAlone(run: () => OperationResult, logger: Logger): Promise<Aw
   }
 }
 
-/** {@link failAlone} for a stream that does not throw once started (the lane's). */
-async function failAloneAtStart(run: () => OperationResult, logger: Logger): Promise<Awaited<OperationResult>> {
-  try {
-    return await run();
-  } catch (error) {
-    return failureResult(error, logger);
-  }
-}
-
-function failureResult(error: unknown, logger: Logger): ExecutionResult {
-  if (error instanceof GraphQLError) return { errors: [error] };
-  logger.error('a WebSocket operation failed:', error);
-  return { errors: [new GraphQLError('Unexpected error.', { extensions: { code: 'unexpected' } })] };
-}
