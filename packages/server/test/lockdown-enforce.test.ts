@@ -42,14 +42,14 @@ async function post(body: unknown, role?: string, extra?: Record<string, string>
 }
 
 /** One operation over graphql-ws, as `role`: its messages up to `complete` or `error`. */
-async function overWebSocket(query: string, role: string): Promise<any[]> {
+async function overWebSocket(query: string, role: string, extra: Record<string, string> = {}): Promise<any[]> {
   const socket = new WebSocket(server.wsUrl, 'graphql-transport-ws');
   const messages: any[] = [];
   try {
     await new Promise<void>((done, fail) => {
       socket.once('error', fail);
       socket.once('open', () =>
-        socket.send(JSON.stringify({ type: 'connection_init', payload: { headers: { 'x-svc-admin-secret': ADMIN_SECRET, 'x-svc-role': role } } })),
+        socket.send(JSON.stringify({ type: 'connection_init', payload: { headers: { 'x-svc-admin-secret': ADMIN_SECRET, 'x-svc-role': role, ...extra } } })),
       );
       socket.on('message', (data) => {
         const message = JSON.parse(String(data));
@@ -133,6 +133,29 @@ describe('the allow list', () => {
     expect(refused).toEqual([{ id: '1', type: 'error', payload: NOT_ALLOWED.errors }]);
     const allowed = await overWebSocket('query Hello { hello }', 'user');
     expect(allowed[0]).toMatchObject({ type: 'next', payload: { data: { hello: expect.any(String) } } });
+  });
+
+  it("holds for a remote's subscriptions over graphql-ws: the allow list, then the rate", async () => {
+    // Added by the test before (the batch's subscription); added again here so this test stands alone.
+    await metadata('add_query_to_collection', { collection_name: 'app', query_name: 'countdown-alone', query: 'subscription { countdown(from: 1) }' });
+    expect(await overWebSocket('subscription { countdown(from: 2) }', 'user')).toEqual([{ id: '1', type: 'error', payload: NOT_ALLOWED.errors }]);
+    const events = [
+      { id: '1', type: 'next', payload: { data: { countdown: 1 } } },
+      { id: '1', type: 'next', payload: { data: { countdown: 0 } } },
+      { id: '1', type: 'complete' },
+    ];
+    expect(await overWebSocket('subscription { countdown(from: 1) }', 'user')).toEqual(events);
+    await metadata('set_api_limits', { rate_limit: { per_role: { user: { max_reqs_per_min: 1, unique_params: ['x-svc-user-id'] } } } });
+    const subscriber = { 'x-svc-user-id': 'subscriber-of-the-rate-test' };
+    try {
+      expect(await overWebSocket('subscription { countdown(from: 1) }', 'user', subscriber)).toEqual(events);
+      expect(await overWebSocket('subscription { countdown(from: 1) }', 'user', subscriber)).toEqual([
+        { id: '1', type: 'error', payload: [{ message: 'rate limit exceeded', extensions: { code: 'rate-limit-exceeded', path: '$' } }] },
+      ]);
+    } finally {
+      await metadata('remove_api_limits', {});
+      await metadata('drop_query_from_collection', { collection_name: 'app', query_name: 'countdown-alone' });
+    }
   });
 
   it('refuses a document that is not allowed before validating it against the schema', async () => {
