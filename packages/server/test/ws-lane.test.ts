@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type Client } from 'graphql-ws';
+import { SignJWT } from 'jose';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSessionResolver } from '@svc-graphql/jwt-session';
@@ -347,6 +348,47 @@ describe('graphql-ws lane: the bound on operations per connection', () => {
       await expect.poll(() => first('{ hello }')).toEqual({ next: { data: { hello: expect.any(String) } } });
       await open[1]?.return?.();
       await client.dispose();
+    } finally {
+      await server.close();
+      await remote.close();
+    }
+  });
+});
+
+describe("graphql-ws lane: a token's expiry", () => {
+  it('closes the socket with 4403 and releases the upstream subscription', async () => {
+    const key = 'ws-lane-test-jwt-key-of-at-least-32-characters';
+    const remote = await startSampleRemote({ name: 'sample' });
+    const server = await createServer({
+      port: 0,
+      adminSecret: ADMIN_SECRET,
+      logger: silent,
+      databaseUrl: `file:${join(dir, 'expiry.json')}`,
+      directLane: true,
+      jwtSecret: { type: 'HS256', key },
+    });
+    try {
+      expect(await metadata(server, { type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url } } })).toEqual({ message: 'success' });
+      // exp is in whole seconds: two to three seconds from now.
+      const token = await new SignJWT({ 'https://svc-graphql.dev/jwt/claims': { 'x-svc-default-role': 'user', 'x-svc-allowed-roles': ['user'] } })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setExpirationTime(Math.floor(Date.now() / 1000) + 3)
+        .sign(new TextEncoder().encode(key));
+      const socket = new WebSocket(server.wsUrl, 'graphql-transport-ws');
+      const closed = new Promise<[number, string]>((resolve) => socket.once('close', (code, reason) => resolve([code, String(reason)])));
+      const events: unknown[] = [];
+      socket.on('message', (data) => {
+        const message = JSON.parse(String(data)) as { type: string; payload?: unknown };
+        if (message.type === 'connection_ack') {
+          socket.send(JSON.stringify({ id: 's', type: 'subscribe', payload: { query: 'subscription { countdown(from: 100000, intervalMs: 100) }' } }));
+        } else if (message.type === 'next') events.push(message.payload);
+      });
+      await new Promise((resolve) => socket.once('open', resolve));
+      socket.send(JSON.stringify({ type: 'connection_init', payload: { headers: { authorization: `Bearer ${token}` } } }));
+      await expect.poll(() => events.length).toBeGreaterThan(0);
+      expect(remote.openSockets()).toBe(1);
+      expect(await closed).toEqual([4403, 'Forbidden: JWTExpired']);
+      await expect.poll(() => remote.openSockets()).toBe(0);
     } finally {
       await server.close();
       await remote.close();
