@@ -13,7 +13,7 @@ import { noteOperation } from '../http/request-log.js';
 import type { RequestRecords } from '../request-record.js';
 import type { SocketExtra } from './graphql-ws.js';
 import type { LaneOperation, SubscriptionLane } from './lane.js';
-import { failureResult, formatForSocket, nextMessage, type AnyResult } from './messages.js';
+import { failureResult, formatForSocket, nextMessage, tooManyOperations, type AnyResult } from './messages.js';
 
 type WsContext = Context<ConnectionInitMessage['payload'], SocketExtra>;
 
@@ -72,9 +72,6 @@ interface Connection {
   readonly ctx: WsContext;
   readonly running: Map<string, Running>;
 }
-
-const TOO_MANY = (max: number) =>
-  new GraphQLError(`too many operations at once on this connection (at most ${max})`, { extensions: { code: 'validation-failed', path: '$' } });
 
 export function createLaneOperations(options: LaneOperationsOptions): LaneOperations {
   const { lane, records, session, maxOperationsPerConnection, metrics, logger, lockdown, headersOf } = options;
@@ -237,7 +234,7 @@ export function createLaneOperations(options: LaneOperationsOptions): LaneOperat
       const running = new Running(id, connection);
       if (Object.keys(ctx.subscriptions).length + mine.size >= maxOperationsPerConnection) {
         mine.set(id, running);
-        refuse(running, [TOO_MANY(maxOperationsPerConnection)], undefined, payload);
+        refuse(running, [tooManyOperations(maxOperationsPerConnection)], undefined, payload);
         return true;
       }
       mine.set(id, running);

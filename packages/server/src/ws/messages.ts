@@ -45,3 +45,8 @@ export function failureResult(error: unknown, logger: Logger): ExecutionResult {
   logger.error('a WebSocket operation failed:', error);
   return { errors: [new GraphQLError('Unexpected error.', { extensions: { code: 'unexpected' } })] };
 }
+
+/** The refusal of an operation past the bound of operations running at once on one connection. */
+export function tooManyOperations(max: number): GraphQLError {
+  return new GraphQLError(`too many operations at once on this connection (at most ${max})`, { extensions: { code: 'validation-failed', path: '$' } });
+}

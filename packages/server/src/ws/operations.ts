@@ -11,7 +11,7 @@ import { countWebSocketRefusal, countWebSocketResult } from '../observability/me
 import type { RequestRecords } from '../request-record.js';
 import type { SocketExtra } from './graphql-ws.js';
 import type { LaneOperations } from './lane-operations.js';
-import { failureResult, formatForSocket, socketResult } from './messages.js';
+import { failureResult, formatForSocket, socketResult, tooManyOperations } from './messages.js';
 
 /**
  * What graphql-ws does with each connection and operation: the session at `connection_init`, and
@@ -158,11 +158,7 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
       const running = Object.keys(ctx.subscriptions).filter((key) => key !== id).length + (laneOperations?.count(ctx) ?? 0);
       if (running >= maxOperationsPerConnection) {
         countWebSocketRefusal(metrics, undefined, undefined);
-        return [
-          new GraphQLError(`too many operations at once on this connection (at most ${maxOperationsPerConnection})`, {
-            extensions: { code: 'validation-failed', path: '$' },
-          }),
-        ];
+        return [tooManyOperations(maxOperationsPerConnection)];
       }
       // An id the client completed while its operation was still starting, sent again: graphql-ws
       // would attach the first operation's stream to the new one's id once it starts, where
