@@ -93,6 +93,26 @@ async function activeSubscriptions(server: SvcGraphqlServer): Promise<number> {
   return Number(line?.split(' ')[1]);
 }
 
+/**
+ * A server with the lane and the sample remote added, given to `body`, both closed after it.
+ * `name`: its metadata file; `options`: more server options.
+ */
+async function withLaneServer(
+  name: string,
+  options: Partial<Parameters<typeof createServer>[0]>,
+  body: (server: SvcGraphqlServer, remote: RunningRemote) => Promise<void>,
+): Promise<void> {
+  const remote = await startSampleRemote({ name: 'sample' });
+  const server = await createServer({ port: 0, adminSecret: ADMIN_SECRET, logger: silent, databaseUrl: `file:${join(dir, `${name}.json`)}`, directLane: true, ...options });
+  try {
+    expect(await metadata(server, { type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url } } })).toEqual({ message: 'success' });
+    await body(server, remote);
+  } finally {
+    await server.close();
+    await remote.close();
+  }
+}
+
 describe('graphql-ws lane: the same messages as Envelop', () => {
   let remote: RunningRemote;
   let lane: SvcGraphqlServer;
@@ -316,17 +336,7 @@ describe('graphql-ws lane: which subscriptions it starts', () => {
 
 describe('graphql-ws lane: the bound on operations per connection', () => {
   it("counts the lane's subscriptions and graphql-ws's operations together", async () => {
-    const remote = await startSampleRemote({ name: 'sample' });
-    const server = await createServer({
-      port: 0,
-      adminSecret: ADMIN_SECRET,
-      logger: silent,
-      databaseUrl: `file:${join(dir, 'bound.json')}`,
-      directLane: true,
-      maxOperationsPerConnection: 2,
-    });
-    try {
-      expect(await metadata(server, { type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url } } })).toEqual({ message: 'success' });
+    await withLaneServer('bound', { maxOperationsPerConnection: 2 }, async (server) => {
       const client = createClient({
         url: server.wsUrl,
         webSocketImpl: WebSocket,
@@ -348,27 +358,14 @@ describe('graphql-ws lane: the bound on operations per connection', () => {
       await expect.poll(() => first('{ hello }')).toEqual({ next: { data: { hello: expect.any(String) } } });
       await open[1]?.return?.();
       await client.dispose();
-    } finally {
-      await server.close();
-      await remote.close();
-    }
+    });
   });
 });
 
 describe("graphql-ws lane: a token's expiry", () => {
   it('closes the socket with 4403 and releases the upstream subscription', async () => {
     const key = 'ws-lane-test-jwt-key-of-at-least-32-characters';
-    const remote = await startSampleRemote({ name: 'sample' });
-    const server = await createServer({
-      port: 0,
-      adminSecret: ADMIN_SECRET,
-      logger: silent,
-      databaseUrl: `file:${join(dir, 'expiry.json')}`,
-      directLane: true,
-      jwtSecret: { type: 'HS256', key },
-    });
-    try {
-      expect(await metadata(server, { type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url } } })).toEqual({ message: 'success' });
+    await withLaneServer('expiry', { jwtSecret: { type: 'HS256', key } }, async (server, remote) => {
       // exp is in whole seconds: two to three seconds from now.
       const token = await new SignJWT({ 'https://svc-graphql.dev/jwt/claims': { 'x-svc-default-role': 'user', 'x-svc-allowed-roles': ['user'] } })
         .setProtectedHeader({ alg: 'HS256' })
@@ -389,9 +386,6 @@ describe("graphql-ws lane: a token's expiry", () => {
       expect(remote.openSockets()).toBe(1);
       expect(await closed).toEqual([4403, 'Forbidden: JWTExpired']);
       await expect.poll(() => remote.openSockets()).toBe(0);
-    } finally {
-      await server.close();
-      await remote.close();
-    }
+    });
   });
 });
