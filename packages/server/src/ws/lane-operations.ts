@@ -130,7 +130,8 @@ export function createLaneOperations(options: LaneOperationsOptions): LaneOperat
     if (lockdown !== undefined) {
       const rejection = await lockdown.checkRate(operationSession, ctx.extra.request);
       if (running.ended) return;
-      if (rejection !== undefined) return refuse(running, [rejectionError(rejection)], found, payload);
+      // Counted before the document is looked at, as on graphql-ws's own path: of unknown type.
+      if (rejection !== undefined) return refuse(running, [rejectionError(rejection)], undefined, payload);
     }
     const rejection = lockdown?.checkDocument(operationSession, found.document, payload.operationName);
     if (rejection !== undefined) return refuse(running, [rejectionError(rejection)], found, payload);
