@@ -43,7 +43,7 @@ export interface GraphqlWsTransportOptions {
   onUpgradeKept?: (request: IncomingMessage, kept: ClientRequest) => void;
   /**
    * Sees each message before graphql-ws does: `true` when it took the message (graphql-ws never
-   * sees it). The server's graphql-ws lane takes its subscriptions this way (ws/operations.ts).
+   * sees it). The server's graphql-ws lane takes its subscriptions this way (ws/lane-operations.ts).
    */
   intercept?: (text: string, extra: SocketExtra) => boolean;
 }

@@ -126,11 +126,8 @@ export function graphqlWsHooks(options: GraphqlWsHooksOptions): ServerOptions<Co
     return [rejectionError(rejection)];
   };
 
-  const run = (args: ExecutionArgs, kind: 'execute' | 'subscribe') => {
-    const root = args.rootValue as EnvelopedRoot;
-    const pending = failAlone(() => root[kind](args), logger);
-    return settle(args, countWebSocketResult(metrics, records.of(args.contextValue), pending));
-  };
+  const run = (args: ExecutionArgs, kind: 'execute' | 'subscribe') =>
+    settle(args, countWebSocketResult(metrics, records.of(args.contextValue), failAlone(() => (args.rootValue as EnvelopedRoot)[kind](args), logger)));
 
   return {
     onConnect: async (ctx) => {
@@ -294,4 +291,3 @@ async function failAlone(run: () => OperationResult, logger: Logger): Promise<Aw
     return asResult(error);
   }
 }
-
