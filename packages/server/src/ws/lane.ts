@@ -25,18 +25,16 @@ export interface SubscriptionLaneOptions {
 
 /** How the lane starts one operation of a document, decided once. */
 interface Decision {
-  name: string | null;
-  subscribe: (args: ExecutionArgs) => ExecutionResult | AsyncIterableIterator<ExecutionResult>;
-}
-
-/** A subscription the lane starts. */
-export interface LaneOperation {
-  schema: GraphQLSchema;
-  document: DocumentNode;
   /** The operation's own name (for logs and spans). */
   name: string | null;
   /** Starts it: its stream of results, or a single result that refuses it. */
   subscribe: (args: ExecutionArgs) => ExecutionResult | AsyncIterableIterator<ExecutionResult>;
+}
+
+/** A subscription the lane starts: its decision, with the schema and document it was made for. */
+export interface LaneOperation extends Decision {
+  schema: GraphQLSchema;
+  document: DocumentNode;
 }
 
 export interface SubscriptionLane {
