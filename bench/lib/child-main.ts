@@ -65,7 +65,7 @@ process.on('message', (raw: ParentMessage) => {
 
 // Where --trace-gc's times (milliseconds since the process started) begin, to line them up with
 // the benchmark's own times.
-if (process.execArgv.includes('--trace-gc') || process.env['NODE_OPTIONS']?.includes('--trace-gc')) {
+if (process.execArgv.includes('--trace-gc')) {
   console.log(`[${process.pid}] trace-gc clock starts at ${performance.timeOrigin.toFixed(0)} ms since the epoch`);
 }
 send({ type: 'ready', url: server.url });
