@@ -16,8 +16,10 @@
 // written (V8's sampling heap profiler, collected objects included; bench/lib/allocation-summary.ts);
 // BENCH_TIMELINE=1: the 100 ms slices of the window with an event over 50 ms late.
 // BENCH_SEMI_SPACE_MB: the gateway's and the floor's `--max-semi-space-size` (default 64; 0: Node's own).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// BENCH_LOOP_LAG=1: each server process prints every turn of its event loop over 25 ms late, with
+// its end in ms since the epoch (bench/lib/child-main.ts), to line up with BENCH_TIMELINE's slices.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type Client } from 'graphql-ws';
 import { SignJWT } from 'jose';
@@ -206,6 +208,33 @@ async function until(check: () => boolean, ms: number): Promise<boolean> {
 
 const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 
+/** Cores busy on the whole machine over a window, and how much of it was the kernel's softirq work (the loopback network's). */
+interface MachineBusy {
+  busy: number;
+  softirq: number;
+}
+
+/** The `cpu` line of /proc/stat (Linux), in clock ticks: user nice system idle iowait irq softirq steal. */
+function machineTicks(): number[] | undefined {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+    const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
+    return line.startsWith('cpu ') && ticks.length === 8 && ticks.every(Number.isFinite) ? ticks : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function machineBusy(before: number[] | undefined, after: number[] | undefined): MachineBusy | undefined {
+  if (!before || !after) return undefined;
+  const delta = after.map((value, i) => value - before[i]!);
+  const total = delta.reduce((sum, value) => sum + value, 0);
+  if (total <= 0) return undefined;
+  const idle = delta[3]! + delta[4]!;
+  const cores = availableParallelism();
+  return { busy: ((total - idle) / total) * cores, softirq: (delta[6]! / total) * cores };
+}
+
 interface Measured {
   n: number;
   route: 'direct' | 'floor' | 'gateway';
@@ -215,6 +244,8 @@ interface Measured {
   p50: number;
   p99: number;
   remoteCpuPerEvent: number;
+  /** Cores in use over the window: the remote, the relay (gateway or floor; 0 directly), the clients (this process). */
+  cores: { remote: number; relay: number; clients: number; machine?: MachineBusy };
   gatewayCpuPerEvent?: number;
   rssPerSubscriber?: number;
   /** The gateway's largest RSS in the latency window (sampled each second, no forced collection) minus idle, per subscriber. */
@@ -244,6 +275,9 @@ async function measure(
   if (gateway && allocationsDir) await gateway.startAllocations();
   const remoteBefore = await remote.stats();
   const gatewayBefore = gateway && (await gateway.stats());
+  const clientsBefore = process.cpuUsage();
+  const machineBefore = machineTicks();
+  const windowStarts = performance.now();
   subscribers.measuring = true;
   // The gateway's RSS under load, read each second of the window (garbage included: what the
   // machine must have, as opposed to what the subscribers keep).
@@ -254,6 +288,9 @@ async function measure(
     if (gateway) peakRss = Math.max(peakRss, (await gateway.stats()).rss);
   }
   subscribers.measuring = false;
+  const clientsCpu = process.cpuUsage(clientsBefore);
+  const machine = machineBusy(machineBefore, machineTicks());
+  const windowMicros = (performance.now() - windowStarts) * 1000;
   const remoteAfter = await remote.stats();
   const gatewayAfter = gateway && (await gateway.stats());
   if (gateway && allocationsDir) {
@@ -287,6 +324,12 @@ async function measure(
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     remoteCpuPerEvent: cpuMicros(remoteBefore, remoteAfter) / Math.max(1, sent),
+    cores: {
+      remote: cpuMicros(remoteBefore, remoteAfter) / windowMicros,
+      relay: gatewayBefore && gatewayAfter ? cpuMicros(gatewayBefore, gatewayAfter) / windowMicros : 0,
+      clients: (clientsCpu.user + clientsCpu.system) / windowMicros,
+      ...(machine && { machine }),
+    },
   };
   if (idle && held && gatewayBefore && gatewayAfter) {
     result.gatewayCpuPerEvent = cpuMicros(gatewayBefore, gatewayAfter) / Math.max(1, subscribers.delivered);
@@ -413,6 +456,16 @@ console.log(
   ),
 );
 for (const r of results) if (r.errors) console.log(`\n${r.route} ${r.n}: ${r.errors}`);
+// How busy the machine was: latency grows as the processes together approach the cores there are.
+console.log('');
+for (const r of results) {
+  const { remote: rc, relay, clients, machine } = r.cores;
+  console.log(
+    `- cores in use, ${r.route} ${r.n}: remote ${round(rc, 2)}, ${r.route === 'direct' ? 'no relay' : `${r.route} ${round(relay, 2)}`}, clients ${round(clients, 2)}; ` +
+      `${round(rc + relay + clients, 2)} of ${availableParallelism()}` +
+      (machine ? `; the whole machine ${round(machine.busy, 2)} busy, ${round(machine.softirq, 2)} of it the kernel's softirq` : ''),
+  );
+}
 const largest = Math.max(...sizes);
 const direct = results.find((r) => r.n === largest && r.route === 'direct');
 const through = results.find((r) => r.n === largest && r.route === 'gateway');

@@ -68,6 +68,20 @@ process.on('message', (raw: ParentMessage) => {
 if (process.execArgv.includes('--trace-gc')) {
   console.log(`[${process.pid}] trace-gc clock starts at ${performance.timeOrigin.toFixed(0)} ms since the epoch`);
 }
+// BENCH_LOOP_LAG=1: every turn of this process's event loop that came more than 25 ms late (a
+// 5 ms timer), with when it ended, to line up with the benchmark's timeline.
+if (process.env['BENCH_LOOP_LAG'] === '1') {
+  let last = performance.now();
+  setInterval(() => {
+    const at = performance.now();
+    if (at - last > 30) {
+      // The monotonic clock in microseconds too, the clock of --cpu-prof's samples (profile-summary.ts FROM-TO).
+      const monotonic = process.hrtime.bigint() / 1000n;
+      console.log(`[${process.pid}] loop lag ${(at - last - 5).toFixed(0)} ms ending at ${(performance.timeOrigin + at).toFixed(0)} (monotonic ${monotonic} µs)`);
+    }
+    last = at;
+  }, 5).unref();
+}
 send({ type: 'ready', url: server.url });
 
 let profiler: Session | undefined;
