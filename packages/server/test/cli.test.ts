@@ -1,22 +1,14 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cleanEnv, BIN, ROOT } from './utils/server-process.js';
 
-const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const BIN = join(ROOT, 'packages/server/src/cli/bin.ts');
 const dir = mkdtempSync(join(tmpdir(), 'svc-graphql-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Environment without any SVC_GRAPHQL_* variable of the developer's shell. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('SVC_GRAPHQL_')) env[key] = value;
-  return { ...env, ...extra };
-}
 
 function start(args: string[], env: Record<string, string> = {}): ChildProcessWithoutNullStreams {
   return spawn(process.execPath, ['--import', 'tsx', BIN, ...args], { cwd: ROOT, env: cleanEnv(env) });

@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { stringify as toYaml } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import {
   renamePresetSessionVariables,
   runImportHasuraMetadata,
 } from '../src/cli/import-hasura/command.js';
+import { cleanEnv, BIN, ROOT } from './utils/server-process.js';
 
 /**
  * `svc-graphql import-hasura-metadata PATH` as a user runs it: the real CLI on Hasura exports
@@ -21,20 +21,12 @@ import {
  * exact stdout, stderr and exit status; and the printed document given to a running server.
  */
 
-const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const BIN = join(ROOT, 'packages/server/src/cli/bin.ts');
 const FIXTURES = join(ROOT, 'packages/server/test/fixtures/hasura');
 const EXPORT_JSON = join(FIXTURES, 'export_metadata.json');
 const PROJECT = join(FIXTURES, 'project');
 const dir = mkdtempSync(join(tmpdir(), 'svc-graphql-import-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Environment without any SVC_GRAPHQL_* variable of the developer's shell. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('SVC_GRAPHQL_')) env[key] = value;
-  return { ...env, ...extra };
-}
 
 interface Run {
   code: number | null;

@@ -4,8 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { createClient } from 'graphql-ws';
 import { exportJWK, SignJWT, type JWK, type JWTPayload } from 'jose';
 import WebSocket from 'ws';
@@ -13,9 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { ConfigError, createServer, parseCommandLine, ServerOptionError, type SvcGraphqlServer } from '../src/index.js';
 import { USAGE } from '../src/cli/command-line.js';
+import { cleanEnv, BIN, ROOT } from './utils/server-process.js';
 
-const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const BIN = join(ROOT, 'packages/server/src/cli/bin.ts');
 const ADMIN = 'jwt-secrets-admin-secret';
 const ISS_A = 'https://a.example';
 const ISS_B = 'https://b.example';
@@ -203,11 +201,6 @@ describe('createServer with jwtSecrets', () => {
 });
 
 describe('svc-graphql serve --jwt-secrets', () => {
-  function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = {};
-    for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('SVC_GRAPHQL_')) env[key] = value;
-    return { ...env, ...extra };
-  }
   function run(args: string[], env: Record<string, string> = {}) {
     return spawn(process.execPath, ['--import', 'tsx', BIN, 'serve', '--server-port', '0', ...args], { cwd: ROOT, env: cleanEnv(env) });
   }

@@ -3,21 +3,19 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { createClient } from 'graphql-ws';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
+import { BIN, ROOT } from './utils/server-process.js';
 
 /**
  * The real CLI with `--log-format json`: one http-log entry per request with exactly its fields,
  * `x-request-id` in and out and on to remotes, and nothing secret in the whole log.
  */
 
-const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const BIN = join(ROOT, 'packages/server/src/cli/bin.ts');
 const dir = mkdtempSync(join(tmpdir(), 'svc-graphql-logs-'));
 
 const KEY = 'logs-test-hs256-key-of-at-least-32-characters!';

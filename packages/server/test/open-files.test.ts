@@ -131,7 +131,8 @@ it('answers the subscriptions it cannot open upstream with an error, keeps the o
   const seen = running.map((outcome) => outcome.values.length);
   await waitFor(() => running.every((outcome, i) => outcome.values.length >= seen[i]! + 3));
   for (const outcome of running) expect(outcome.values).toEqual(outcome.values.map((_, i) => 100_000 - i));
-  expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  // Still out of files here: a new connection may be accepted and closed at once; the process stays up.
+  expect(server.child.exitCode).toBeNull();
 
   // Once the subscribers leave, their sockets are freed: a new subscriber is served.
   await Promise.all(clients.map((client) => client.dispose()));
@@ -148,6 +149,7 @@ it('answers the subscriptions it cannot open upstream with an error, keeps the o
     return false;
   });
   expect(later.values[0]).toBe(3);
+  expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   expect(server.child.exitCode).toBeNull();
   await Promise.all(clients.map((client) => client.dispose()));
 }, 60_000);

@@ -4,11 +4,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
+import { BIN, ROOT } from './utils/server-process.js';
 
 /**
  * The real CLI exporting to a real OTLP/HTTP receiver on 127.0.0.1 (a small HTTP server here that
@@ -17,8 +17,6 @@ import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remot
  * JWKS fetch spans (from jwt-session, which must share the server's OpenTelemetry API), and the spans buffered until a graceful stop sent before the process ends.
  */
 
-const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const BIN = join(ROOT, 'packages/server/src/cli/bin.ts');
 const dir = mkdtempSync(join(tmpdir(), 'svc-graphql-tracing-'));
 const ADMIN_SECRET = 'tracing-test-admin-secret';
 const SPAN_KIND_SERVER = 2;
