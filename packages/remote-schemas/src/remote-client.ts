@@ -19,6 +19,7 @@ import { applyPresets } from './permissions/presets.js';
 import { roleSchemaInfo, type RemoteAccess } from './permissions/role-schema.js';
 import { noLongerPermitted } from './permissions/subscription-guard.js';
 import { redactUrl, redactUrls } from './redact.js';
+import { declaredVariables } from './sent-document.js';
 import { SLICE_MS, parseJsonInSlices } from './slices.js';
 import { SubscriptionPool, single, type EventFilter } from './subscriptions.js';
 import { RemoteCallAbortedError, RemoteTimeoutError, type Transport } from './transport.js';
@@ -191,7 +192,8 @@ export class RemoteClient {
       return { errors: [new GraphQLError('the request cannot be sent to the remote schema', { extensions: { code: 'unexpected', path: '$' } })] };
     }
     const access = role?.remotes.get(this.name);
-    let { document, variables } = request;
+    let { document } = request;
+    let variables = declaredVariables(document, request.operationName, request.variables);
     let { text, locations } = request;
     if (role && !access) {
       return { errors: [new GraphQLError('the request cannot be sent to the remote schema', { extensions: { code: 'unexpected', path: '$' } })] };

@@ -1,5 +1,6 @@
 import {
   Kind,
+  getOperationAST,
   print,
   type DocumentNode,
   type FragmentDefinitionNode,
@@ -77,4 +78,44 @@ export function usedFragments(document: DocumentNode, operation: OperationDefini
     }
   }
   return document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION && used.has(d));
+}
+
+/** Per document, per operation name (`''`: the only operation): the variables it declares. */
+const declaredNames = new WeakMap<DocumentNode, Map<string, ReadonlySet<string>>>();
+
+function declaredBy(document: DocumentNode, operationName: string | null | undefined): ReadonlySet<string> {
+  let byOperation = declaredNames.get(document);
+  if (!byOperation) declaredNames.set(document, (byOperation = new Map()));
+  const key = operationName ?? '';
+  let names = byOperation.get(key);
+  if (!names) {
+    const operation = getOperationAST(document, operationName);
+    names = new Set(operation?.variableDefinitions?.map((definition) => definition.variable.name.value));
+    byOperation.set(key, names);
+  }
+  return names;
+}
+
+/**
+ * The values of the variables the operation of `document` declares, and only those: what else a
+ * client sends (values for another operation of its document, or for none) is not the remote's.
+ * The same object when it holds nothing else.
+ */
+export function declaredVariables(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Readonly<Record<string, unknown>> | null | undefined,
+): Readonly<Record<string, unknown>> | null | undefined {
+  if (!variables) return variables;
+  const declared = declaredBy(document, operationName);
+  let extra = false;
+  for (const name in variables) {
+    if (!declared.has(name)) {
+      extra = true;
+      break;
+    }
+  }
+  if (!extra) return variables;
+  // Entries, not assignments: a variable may be named `__proto__`.
+  return Object.fromEntries([...declared].filter((name) => Object.hasOwn(variables, name)).map((name) => [name, variables[name]]));
 }

@@ -166,3 +166,53 @@ describe('a subscription', () => {
     expect(subscribed[0]!.query.length).toBeLessThan(200);
   });
 });
+
+describe('the variables sent', () => {
+  /** Values for the operation's own variables, another operation's and none at all. */
+  const variables = { name: 'Ada', other: '1', extra: 'not declared anywhere' };
+  const document = 'query Other($other: ID!) { user(id: $other) { id } }\nquery Main($name: String) { hello(name: $name) }';
+
+  it('are only those the operation declares, over HTTP as it is', async () => {
+    const from = remote.received.length;
+    const response = await post({ query: document, operationName: 'Main', variables });
+    expect(await response.json()).toEqual({ data: { hello: 'Hello, Ada!' } });
+    expect(receivedSince(from)).toEqual([expect.objectContaining({ operationName: 'Main', variables: { name: 'Ada' } })]);
+  });
+
+  it('are none when the operation declares none', async () => {
+    const from = remote.received.length;
+    const response = await post({ query: '{ remoteName }', variables: { extra: 'not declared' } });
+    expect(await response.json()).toEqual({ data: { remoteName: 'sample' } });
+    const received = receivedSince(from) as Array<{ variables?: Record<string, unknown> | null }>;
+    expect(received).toHaveLength(1);
+    expect(received[0]!.variables ?? {}).toEqual({});
+  });
+
+  it('are only those the operation declares when it is rewritten for a customized remote', async () => {
+    const from = remote.received.length;
+    const response = await post({ query: 'query Main($name: String) { ns { hello(name: $name) } }', variables });
+    expect(await response.json()).toEqual({ data: { ns: { hello: 'Hello, Ada!' } } });
+    const received = receivedSince(from) as Array<{ variables?: Record<string, unknown> | null }>;
+    expect(received).toHaveLength(1);
+    expect(Object.values(received[0]!.variables ?? {})).toEqual(['Ada']);
+  });
+
+  it('are only those the subscription declares, over graphql-ws', async () => {
+    const from = remote.subscribed.length;
+    const client = createClient({
+      url: server.wsUrl,
+      webSocketImpl: WebSocket,
+      connectionParams: { headers: { 'x-svc-admin-secret': ADMIN_SECRET } },
+      retryAttempts: 0,
+    });
+    const results: unknown[] = [];
+    try {
+      const query = 'subscription Main($from: Int!) { countdown(from: $from, intervalMs: 1) }';
+      for await (const result of client.iterate({ query, variables: { from: 1, extra: 'not declared' } })) results.push(result);
+    } finally {
+      await client.dispose();
+    }
+    expect(results).toEqual([{ data: { countdown: 1 } }, { data: { countdown: 0 } }]);
+    expect(remote.subscribed.slice(from)).toEqual([expect.objectContaining({ variables: { from: 1 } })]);
+  });
+});
