@@ -25,7 +25,7 @@ export function tickerSchema(): { schema: GraphQLSchema; sent(): number } {
         sentAt: Float!
       }
       type Subscription {
-        "One event every intervalMs, the first after a random part of it."
+        "One event every intervalMs, the first after a random part of it; each keeps its phase."
         tick(intervalMs: Int! = 1000): Tick!
       }
     `,
@@ -35,11 +35,15 @@ export function tickerSchema(): { schema: GraphQLSchema; sent(): number } {
         tick: {
           subscribe: async function* (_: unknown, { intervalMs }: { intervalMs: number }, context: { receivedHeaders: Record<string, string> }) {
             const user = context.receivedHeaders['x-svc-user-id'] ?? '';
-            await sleep(Math.random() * intervalMs);
+            // Each subscriber keeps the phase it drew: event `seq` is due at first + seq * intervalMs.
+            // (Sleeping intervalMs after each event instead would carry every delay into the
+            // following seconds: after a pause of this process, the subscribers it held back would
+            // go on ticking together, a burst every second that no one sent on purpose.)
+            const first = now() + Math.random() * intervalMs;
             for (let seq = 0; ; seq++) {
+              await sleep(first + seq * intervalMs - now());
               sent++;
               yield { tick: { user, seq, sentAt: now() } };
-              await sleep(intervalMs);
             }
           },
         },
