@@ -39,6 +39,23 @@ function receivedSince(from: number): Array<{ query: string; operationName?: unk
     .filter((body) => !body.query.includes('__schema'));
 }
 
+/** Every result of one subscription over graphql-ws, as admin, until it completes. */
+async function overGraphqlWs(payload: { query: string; operationName?: string; variables?: Record<string, unknown> }): Promise<unknown[]> {
+  const client = createClient({
+    url: server.wsUrl,
+    webSocketImpl: WebSocket,
+    connectionParams: { headers: { 'x-svc-admin-secret': ADMIN_SECRET } },
+    retryAttempts: 0,
+  });
+  const results: unknown[] = [];
+  try {
+    for await (const result of client.iterate(payload)) results.push(result);
+  } finally {
+    await client.dispose();
+  }
+  return results;
+}
+
 beforeAll(async () => {
   remote = await startSampleRemote({ name: 'sample' });
   server = await createServer({ port: 0, databaseUrl: `file:${join(dir, 'metadata.json')}`, adminSecret: ADMIN_SECRET, logger: quiet });
@@ -129,19 +146,7 @@ describe('a subscription', () => {
 
   it('over graphql-ws carries the operation and its fragments only', async () => {
     const from = remote.subscribed.length;
-    const client = createClient({
-      url: server.wsUrl,
-      webSocketImpl: WebSocket,
-      connectionParams: { headers: { 'x-svc-admin-secret': ADMIN_SECRET } },
-      retryAttempts: 0,
-    });
-    const results: unknown[] = [];
-    try {
-      for await (const result of client.iterate({ query: document, operationName: 'Main' })) results.push(result);
-    } finally {
-      await client.dispose();
-    }
-    expect(results).toEqual(events);
+    expect(await overGraphqlWs({ query: document, operationName: 'Main' })).toEqual(events);
     expect(remote.subscribed.slice(from)).toEqual([expect.objectContaining({ query: sent, operationName: 'Main' })]);
   });
 
@@ -199,20 +204,8 @@ describe('the variables sent', () => {
 
   it('are only those the subscription declares, over graphql-ws', async () => {
     const from = remote.subscribed.length;
-    const client = createClient({
-      url: server.wsUrl,
-      webSocketImpl: WebSocket,
-      connectionParams: { headers: { 'x-svc-admin-secret': ADMIN_SECRET } },
-      retryAttempts: 0,
-    });
-    const results: unknown[] = [];
-    try {
-      const query = 'subscription Main($from: Int!) { countdown(from: $from, intervalMs: 1) }';
-      for await (const result of client.iterate({ query, variables: { from: 1, extra: 'not declared' } })) results.push(result);
-    } finally {
-      await client.dispose();
-    }
-    expect(results).toEqual([{ data: { countdown: 1 } }, { data: { countdown: 0 } }]);
+    const query = 'subscription Main($from: Int!) { countdown(from: $from, intervalMs: 1) }';
+    expect(await overGraphqlWs({ query, variables: { from: 1, extra: 'not declared' } })).toEqual([{ data: { countdown: 1 } }, { data: { countdown: 0 } }]);
     expect(remote.subscribed.slice(from)).toEqual([expect.objectContaining({ variables: { from: 1 } })]);
   });
 });
