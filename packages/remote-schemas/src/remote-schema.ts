@@ -2,6 +2,7 @@ import {
   GraphQLSchema,
   OperationTypeNode,
   buildClientSchema,
+  isInterfaceType,
   isObjectType,
   validateSchema,
   type ExecutionResult,
@@ -9,7 +10,7 @@ import {
   type IntrospectionQuery,
 } from 'graphql';
 import { defaultMergedResolver, delegateToSchema, type SubschemaConfig } from '@graphql-tools/delegate';
-import { RenameObjectFields, RenameRootFields, RenameTypes, WrapFields, wrapSchema } from '@graphql-tools/wrap';
+import { RenameInterfaceFields, RenameObjectFields, RenameRootFields, RenameTypes, WrapFields, wrapSchema } from '@graphql-tools/wrap';
 import type { Transform } from '@graphql-tools/delegate';
 import { BUILT_IN_SCALARS, builtInScalarMapping, withBuiltInCoercion } from './builtin-scalars.js';
 import { buildClientSchemaInSteps } from './client-schema.js';
@@ -215,8 +216,7 @@ export function checkDistinctNames(schema: GraphQLSchema, customization: RemoteS
   if (namespace && subscription) types.add(subscription.name);
   for (const typeName of types) {
     const type = schema.getType(typeName);
-    // graphql-tools renames the fields of object types only.
-    if (!isObjectType(type)) continue;
+    if (!isObjectType(type) && !isInterfaceType(type)) continue;
     const rule = rules.get(typeName);
     const rename = rule ? fieldRenamer(rule) : (name: string) => name;
     const nest = namespace && type === subscription ? (name: string) => `${namespace}_${name}` : (name: string) => name;
@@ -226,6 +226,37 @@ export function checkDistinctNames(schema: GraphQLSchema, customization: RemoteS
       const other = owners.get(final);
       if (other !== undefined) throw notDistinct(`field names of type "${typeName}"`, other, name, final);
       owners.set(final, name);
+    }
+  }
+  checkInterfaceFieldNames(schema, rules);
+}
+
+/**
+ * A field an interface declares keeps one name across the interface and every type implementing
+ * it: its renaming (or none) must be the same on each of them, as in Hasura.
+ */
+function checkInterfaceFieldNames(schema: GraphQLSchema, rules: ReadonlyMap<string, FieldNamesCustomization>): void {
+  if (rules.size === 0) return;
+  const finalName = (typeName: string, field: string) => {
+    const rule = rules.get(typeName);
+    return rule ? fieldRenamer(rule)(field) : field;
+  };
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isInterfaceType(type) || type.name.startsWith('__')) continue;
+    const { objects, interfaces } = schema.getImplementations(type);
+    for (const implementation of [...objects, ...interfaces]) {
+      if (!rules.has(type.name) && !rules.has(implementation.name)) continue;
+      for (const field of Object.keys(type.getFields())) {
+        const declared = finalName(type.name, field);
+        const implemented = finalName(implementation.name, field);
+        if (declared !== implemented) {
+          throw new RemoteSchemaError(
+            'invalid-params',
+            `field name customization of "${field}" differs between interface "${type.name}" (to "${declared}") and ` +
+              `"${implementation.name}", which implements it (to "${implemented}"); rename it alike on both`,
+          );
+        }
+      }
     }
   }
 }
@@ -261,7 +292,8 @@ export function publicRemoteSchema(
   const transforms: Transform[] = [];
   const fieldNames = new Map((customization.field_names ?? []).map((f) => [f.parent_type, fieldRenamer(f)]));
   if (fieldNames.size > 0) {
-    transforms.push(new RenameObjectFields((typeName, fieldName) => fieldNames.get(typeName)?.(fieldName) ?? fieldName));
+    const renameField = (typeName: string, fieldName: string) => fieldNames.get(typeName)?.(fieldName) ?? fieldName;
+    transforms.push(new RenameObjectFields(renameField), new RenameInterfaceFields(renameField));
   }
   if (customization.type_names) {
     const rename = typeRenamer(remoteSchema, customization, renamedScalars);

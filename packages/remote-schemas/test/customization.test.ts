@@ -185,7 +185,9 @@ describe('field names', () => {
       {
         name: 'bad',
         code: 'invalid-params',
-        message: 'the customization makes the schema invalid: Interface field Node.id expected but User does not provide it.',
+        message:
+          'field name customization of "id" differs between interface "Node" (to "id") and "User", which implements it ' +
+          '(to "u_id"); rename it alike on both',
       },
     ]);
   });
@@ -445,5 +447,49 @@ describe('clashes', () => {
       status: 200,
       body: { data: { hello: 'Hello, world!', two: { hello: 'Hello, world!', user: { __typename: 'Two_User', name: 'Linus' } } } },
     });
+  });
+});
+
+describe('field names of an interface', () => {
+  const rename = { mapping: { id: 'key' } };
+
+  it('are renamed on the interface as on the types implementing it, and answer through both', async () => {
+    await useOnly({
+      field_names: [
+        { parent_type: 'Node', ...rename },
+        { parent_type: 'User', ...rename },
+        { parent_type: 'Post', ...rename },
+      ],
+    });
+    const node = registry.schema.getType('Node') as GraphQLObjectType;
+    expect(Object.keys(node.getFields())).toEqual(['key']);
+    const response = await gateway.post({
+      query: `{
+        node(id: "p1") { __typename key ... on Post { title } }
+        users: search(term: "l") { ... on Node { key } ... on User { key name } }
+        user(id: "3") { ...N }
+      }
+      fragment N on Node { key }`,
+    });
+    expect(response).toEqual({
+      status: 200,
+      body: {
+        data: {
+          node: { __typename: 'Post', key: 'p1', title: 'Hello world' },
+          users: [{ key: '3', name: 'Linus' }, { key: 'p1' }, { key: 'p2' }],
+          user: { key: '3' },
+        },
+      },
+    });
+  });
+
+  it.each([
+    ['on the interface alone', [{ parent_type: 'Node', ...rename }], /"id" differs between interface "Node" \(to "key"\) and "(Post|User)", which implements it \(to "id"\)/],
+    ['on one implementing type alone', [{ parent_type: 'User', ...rename }], /"id" differs between interface "Node" \(to "id"\) and "User", which implements it \(to "key"\)/],
+  ])('must be alike on the interface and its types: refused %s with invalid-params', async (_, fieldNames, message) => {
+    const plan = await registry.plan([{ name: 'bad', definition: { url: remote.url, customization: { field_names: fieldNames } } }]);
+    expect(plan.problems).toHaveLength(1);
+    expect(plan.problems[0]).toMatchObject({ name: 'bad', code: 'invalid-params' });
+    expect(plan.problems[0]?.message).toMatch(message);
   });
 });

@@ -1,4 +1,4 @@
-import { isObjectType, type GraphQLSchema } from 'graphql';
+import { isInterfaceType, isObjectType, type GraphQLSchema } from 'graphql';
 import { builtInScalarMapping } from '../builtin-scalars.js';
 import type { LoadedRemote } from '../loaded-remote.js';
 import { fieldRenamer, rootsOf, typeRenamer } from '../remote-schema.js';
@@ -53,7 +53,8 @@ function build(remote: LoadedRemote): Renaming {
   const fieldsToOwn = new Map<string, Map<string, string>>();
   for (const rule of customization?.field_names ?? []) {
     const type = base.getType(rule.parent_type);
-    if (!isObjectType(type)) continue;
+    // An interface's fields are renamed alike on the types implementing it (checked at add).
+    if (!isObjectType(type) && !isInterfaceType(type)) continue;
     let parent = rename(type.name);
     if (namespace && type === roots.query) parent = `${namespace}_query`;
     else if (namespace && type === roots.mutation) parent = `${namespace}_mutation`;

@@ -68,7 +68,7 @@ export class Rewriter {
     const definition = parent.getFields()[name];
     if (!definition) fail(`unknown field "${parent.name}.${name}"`);
     for (const argument of node.arguments ?? []) this.#value(argument.value);
-    const own = isObjectType(parent) && renamesAs !== undefined ? this.#renaming.fieldsToOwn.get(renamesAs)?.get(name) : undefined;
+    const own = renamesAs !== undefined ? this.#renaming.fieldsToOwn.get(renamesAs)?.get(name) : undefined;
     let selectionSet = node.selectionSet;
     if (!selectionSet && this.#renamesTypes) {
       // Renaming a type name here would rename this field's value when it happens to be one.
