@@ -142,29 +142,39 @@ export class RemoteKeySet {
     const run = this.#tracedFetch().then(
       ({ keys, fingerprint, headers }) => {
         if (this.#disposed) return;
-        this.#report('ok');
-        this.#failures = 0;
         const changed = fingerprint !== this.#fingerprint;
         this.#keys = keys;
         this.#fingerprint = fingerprint;
         if (changed) this.#options.onKeysChanged();
+        if (keys.length === 0) {
+          // The endpoint answered a key set without a usable signing key: the keys it withdrew are
+          // withdrawn here too (every token answers NoUsableKeys), and it is asked again as after a
+          // failed fetch, not only when its caching headers say.
+          this.#retryLater('answered a key set without a usable signing key; every token is refused until it has one');
+          return;
+        }
+        this.#report('ok');
+        this.#failures = 0;
         this.#schedule(nextRefreshDelay(headers, Date.now(), atStart));
       },
       (error: unknown) => {
         if (this.#disposed) return;
-        this.#report('error');
-        this.#failures += 1;
-        const retry = Math.min(RETRY_FIRST_MS * 2 ** (this.#failures - 1), RETRY_MAX_MS);
-        this.#options.logger.warn(
-          `jwt-session: fetching ${this.#shownUrl} failed (${(error as Error).message}); keeping ${this.#keys.length} key(s), retrying in ${retry / 1000} s`,
-        );
-        this.#schedule(retry);
+        this.#retryLater(`failed (${(error as Error).message}); keeping ${this.#keys.length} key(s)`);
       },
     );
     this.#inFlight = run.finally(() => {
       this.#inFlight = undefined;
     });
     return this.#inFlight;
+  }
+
+  /** A fetch that brought no usable key: reported as failed, and retried in 10 s, backing off to 60 s. */
+  #retryLater(what: string): void {
+    this.#report('error');
+    this.#failures += 1;
+    const retry = Math.min(RETRY_FIRST_MS * 2 ** (this.#failures - 1), RETRY_MAX_MS);
+    this.#options.logger.warn(`jwt-session: fetching ${this.#shownUrl} ${what}, retrying in ${retry / 1000} s`);
+    this.#schedule(retry);
   }
 
   #report(outcome: 'ok' | 'error'): void {
@@ -221,7 +231,6 @@ export class RemoteKeySet {
         throw new Error('the response is not JSON');
       }
       const { keys, fingerprint } = await importJwks(body, this.#options.logger);
-      if (keys.length === 0) throw new Error('no usable signing key in the key set');
       return { keys, fingerprint, headers: response.headers };
     } catch (error) {
       if (abort.signal.aborted && abort.signal.reason instanceof Error) throw abort.signal.reason;

@@ -232,6 +232,28 @@ describe('jwk_url keys', () => {
     await until(() => jwks.hits === before + 2, 'the retry');
   });
 
+  it('withdraws every key when the endpoint answers a key set without a usable one, and asks again in 10 s', async () => {
+    fakeTime();
+    jwks.headers = { 'cache-control': 'max-age=60' };
+    const r = await start();
+    const tokenA = await token(keyA.privateKey, 'a');
+    expect(await outcome(r, tokenA)).toBe('user');
+    const before = jwks.hits;
+    jwks.keys = [];
+    await advance(60_000);
+    await until(() => jwks.hits === before + 1, 'the refresh to an empty key set');
+    await settle(5);
+    // The token verified (and cached) before is refused now, as is a new one.
+    expect(await outcome(r, tokenA)).toEqual({ status: 401, body: NO_USABLE_KEYS });
+    expect(await outcome(r, await token(keyA.privateKey, undefined))).toEqual({ status: 401, body: NO_USABLE_KEYS });
+    // Asked again as after a failed fetch, not a minute later as its max-age says.
+    jwks.keys = [await publicJwk(keyA.publicKey, 'a', 'RS256')];
+    await advance(10_000);
+    await until(() => jwks.hits === before + 2, 'the retry');
+    await settle(5);
+    expect(await outcome(r, tokenA)).toBe('user');
+  });
+
   it('gives up on a fetch that takes longer than jwksFetchTimeoutMs', async () => {
     jwks.mode = 'hang';
     const r = await start({ jwksFetchTimeoutMs: 100 });
