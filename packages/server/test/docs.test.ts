@@ -242,6 +242,7 @@ describe('docs/reference/errors.md', () => {
         [await post('{}'), 200, 'BAD_REQUEST', 'Must provide query string.'],
         [await post('{}', 'application/graphql-response+json'), 400, 'BAD_REQUEST', 'Must provide query string.'],
         [await post('{"query":'), 400, 'BAD_REQUEST', 'POST body sent invalid JSON.'],
+        [await post('{"query":', 'application/graphql-response+json'), 400, 'BAD_REQUEST', 'POST body sent invalid JSON.'],
         [
           await fetch(`${server.url}/v1/graphql?query=${encodeURIComponent('query A { __typename } query B { __typename }')}`, {
             headers: { accept: 'application/json' },
@@ -252,10 +253,11 @@ describe('docs/reference/errors.md', () => {
         ],
       ];
       for (const [response, status, code, message] of cases) {
-        const body = (await response.json()) as { errors: Array<{ message: string; extensions?: { code?: string } }> };
-        expect({ status: response.status, code: body.errors[0]?.extensions?.code, message: body.errors[0]?.message }).toEqual({
+        const body = (await response.json()) as { errors: Array<{ message: string; extensions?: Record<string, unknown> }> };
+        // The server's error shape: the code and `path: "$"`, nothing internal (a parser's own message).
+        expect({ status: response.status, extensions: body.errors[0]?.extensions, message: body.errors[0]?.message }).toEqual({
           status,
-          code,
+          extensions: { code, path: '$' },
           message,
         });
         expect(doc).toContain(`\`${message}\``);

@@ -38,7 +38,7 @@ export function createAdminErrorMasking(): { plugin: Plugin; maskedErrors: NonNu
     maskedErrors: {
       isDev: false,
       maskError(error, message) {
-        if (typeof error !== 'object' || error === null || !adminErrors.has(error)) return maskError(error, message, false);
+        if (typeof error !== 'object' || error === null || !adminErrors.has(error)) return requestError(maskError(error, message, false));
         if (!(error instanceof GraphQLError)) {
           return new GraphQLError(error instanceof Error ? error.message : message, { extensions: { code: 'unexpected' } });
         }
@@ -55,4 +55,29 @@ export function createAdminErrorMasking(): { plugin: Plugin; maskedErrors: NonNu
       },
     },
   };
+}
+
+/**
+ * An error Yoga raises about the HTTP request itself (a body that is not JSON, a parameter of the
+ * wrong type: it carries the `http` status to answer with) in the shape of the server's other
+ * errors: with `path: "$"`, and without the `originalError` Yoga's JSON parser adds (the parser's
+ * own message, an internal).
+ */
+function requestError(error: Error): Error {
+  if (!(error instanceof GraphQLError) || error.extensions['http'] === undefined) return error;
+  const { originalError: internal, ...extensions } = error.extensions;
+  if (internal === undefined && extensions['path'] !== undefined) return error;
+  if (internal !== undefined) {
+    // Yoga answers 400 for such an error because of its original error; without it, the `http`
+    // status must stand on its own (`spec` would let an `application/json` answer be 200).
+    const { spec: _spec, ...http } = extensions['http'] as Record<string, unknown>;
+    extensions['http'] = http;
+  }
+  return new GraphQLError(error.message, {
+    nodes: error.nodes ?? null,
+    source: error.source ?? null,
+    positions: error.positions ?? null,
+    path: error.path ?? null,
+    extensions: { ...extensions, path: extensions['path'] ?? '$' },
+  });
 }
