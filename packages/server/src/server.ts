@@ -10,7 +10,14 @@ import { loadConsole, useConsole } from './http/console.js';
 import { corsAnswerHeaders, createOriginPolicy, ownOrigins, useCors } from './http/cors.js';
 import { createDirectLane, handedOverSession, useDirectLaneHandover } from './http/direct-lane.js';
 import { graphiqlOptions, renderGraphiqlPage, useGraphiqlAssets } from './http/graphiql.js';
-import { boundedParserCaches, cachedDocuments, createLimitedParse, useOperationLimits, useRequestBodyLimit } from './http/limits.js';
+import {
+  boundedParserCaches,
+  cachedDocuments,
+  createLimitedParse,
+  useOperationLimits,
+  useRequestBodyLimit,
+  useUnsupportedMediaType,
+} from './http/limits.js';
 import { clientErrorAnswer, noteOperation, remoteCallCounter, trackRequests, upgradeLog, useRequestTracking } from './http/request-log.js';
 import { useServiceRoutes } from './http/routes.js';
 import { useConfigRoute } from './http/config-route.js';
@@ -148,6 +155,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       useSessionRecord(records, jwt),
       // 7. Then the body, bounded, and the document, bounded (tokens, depth) as it is parsed.
       useRequestBodyLimit(settings.maxRequestBodySize),
+      useUnsupportedMediaType(),
       useOperationLimits({ parse: limitedParse }),
       //    graphql-js 16 throws from validation for a few documents instead of reporting: reported.
       useThrownValidationErrors(),

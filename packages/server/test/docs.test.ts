@@ -244,6 +244,18 @@ describe('docs/reference/errors.md', () => {
         [await post('{"query":'), 400, 'BAD_REQUEST', 'POST body sent invalid JSON.'],
         [await post('{"query":', 'application/graphql-response+json'), 400, 'BAD_REQUEST', 'POST body sent invalid JSON.'],
         [
+          await fetch(`${server.url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"query":"{ __typename }"}' }),
+          415,
+          'BAD_REQUEST',
+          'unsupported Content-Type "text/plain"; send the GraphQL request as application/json',
+        ],
+        [
+          await fetch(`${server.url}/v1/graphql`, { method: 'POST', body: new Uint8Array([123, 125]) }),
+          415,
+          'BAD_REQUEST',
+          'the request has no Content-Type; send the GraphQL request as application/json',
+        ],
+        [
           await fetch(`${server.url}/v1/graphql?query=${encodeURIComponent('query A { __typename } query B { __typename }')}`, {
             headers: { accept: 'application/json' },
           }),

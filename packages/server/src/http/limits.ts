@@ -87,6 +87,27 @@ export function useRequestBodyLimit(maxBytes: number): Plugin {
   };
 }
 
+/**
+ * A `POST` whose body no request parser reads (its `Content-Type` is not JSON, a GraphQL string, a
+ * form or multipart) is answered 415 in the server's error shape, instead of Yoga's empty 415.
+ * Listed after Yoga's own parsers have chosen (their hooks run first).
+ */
+export function useUnsupportedMediaType(): Plugin {
+  return {
+    onRequestParse({ request, requestParser }) {
+      if (requestParser !== undefined || request.method !== 'POST') return;
+      const type = request.headers.get('content-type');
+      throw limitError(
+        type === null
+          ? 'the request has no Content-Type; send the GraphQL request as application/json'
+          : `unsupported Content-Type "${type.slice(0, 100)}"; send the GraphQL request as application/json`,
+        'BAD_REQUEST',
+        415,
+      );
+    },
+  };
+}
+
 // graphql-js 16 words it "more that"; later versions may fix the typo.
 const TOKEN_LIMIT_MESSAGE = /^Syntax Error: Document contains more th\w+ \d+ tokens/;
 
