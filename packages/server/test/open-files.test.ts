@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type Client } from 'graphql-ws';
-import { SignJWT } from 'jose';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
+import { bearerOf, metadataCall } from './utils/roles.js';
 import { startServerProcess, type ServerProcess } from './utils/server-process.js';
 
 /**
@@ -40,12 +40,8 @@ beforeAll(async () => {
     ],
     { openFiles: OPEN_FILES },
   );
-  const response = await fetch(`${server.url}/v1/metadata`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-svc-admin-secret': ADMIN_SECRET },
-    body: JSON.stringify({ type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url } } }),
-  });
-  expect(await response.json()).toEqual({ message: 'success' });
+  const added = await metadataCall(server.url, ADMIN_SECRET, { type: 'add_remote_schema', args: { name: 'sample', definition: { url: remote.url } } });
+  expect(added).toEqual({ status: 200, body: { message: 'success' } });
 }, 60_000);
 
 afterAll(async () => {
@@ -54,23 +50,14 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function token(userId: string): Promise<string> {
-  return new SignJWT({
-    'https://svc-graphql.dev/jwt/claims': { 'x-svc-default-role': 'user', 'x-svc-allowed-roles': ['user'], 'x-svc-user-id': userId },
-  })
-    .setProtectedHeader({ alg: 'HS256' })
-    .setExpirationTime('10m')
-    .sign(new TextEncoder().encode(KEY));
-}
-
 /** A client whose connection is acknowledged (its socket accepted and its session read). */
 async function connected(userId: string): Promise<Client> {
-  const authorization = `Bearer ${await token(userId)}`;
+  const headers = await bearerOf(KEY, 'user', { 'x-svc-user-id': userId });
   return new Promise<Client>((done, fail) => {
     const client = createClient({
       url: `${server.url.replace(/^http/, 'ws')}/v1/graphql`,
       webSocketImpl: WebSocket,
-      connectionParams: { headers: { authorization } },
+      connectionParams: { headers },
       retryAttempts: 0,
       lazy: false,
       onNonLazyError: fail,
