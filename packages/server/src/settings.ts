@@ -28,6 +28,11 @@ export interface SettingKind<T> {
   readonly placeholder: string | undefined;
   fromText(text: string): T;
   fromOption(value: unknown): T;
+  /**
+   * Its environment variable set to the empty string is refused like an empty flag, instead of
+   * counting as not set: a secret that came out empty must not leave the server open.
+   */
+  readonly emptyVariableRefused?: boolean;
 }
 
 export interface Setting<T> {
@@ -45,10 +50,11 @@ function invalid(message: string): never {
   throw new InvalidValueError(message);
 }
 
-function text(placeholder: string, options: { nonEmpty?: boolean } = {}): SettingKind<string> {
+function text(placeholder: string, options: { nonEmpty?: boolean; emptyVariableRefused?: boolean } = {}): SettingKind<string> {
   const check = (value: string) => (options.nonEmpty === true && value === '' ? invalid('must not be empty') : value);
   return {
     placeholder,
+    ...(options.emptyVariableRefused === true && { emptyVariableRefused: true }),
     fromText: check,
     fromOption: (value) => (typeof value === 'string' ? check(value) : invalid(`expected a string, but got ${typeof value}`)),
   };
@@ -156,7 +162,7 @@ export const SETTINGS = {
   adminSecret: setting({
     flag: '--admin-secret',
     env: 'SVC_GRAPHQL_ADMIN_SECRET',
-    kind: text('SECRET', { nonEmpty: true }),
+    kind: text('SECRET', { nonEmpty: true, emptyVariableRefused: true }),
     description: 'X-Svc-Admin-Secret of the admin; without it every request is admin',
   }),
   /** The JWT configuration as JSON text or an object. Requires `adminSecret`. */
@@ -255,7 +261,7 @@ export const SETTINGS = {
   metricsSecret: setting({
     flag: '--metrics-secret',
     env: 'SVC_GRAPHQL_METRICS_SECRET',
-    kind: text('SECRET', { nonEmpty: true }),
+    kind: text('SECRET', { nonEmpty: true, emptyVariableRefused: true }),
     description: 'GET /v1/metrics asks for Authorization: Bearer SECRET; without it: the admin secret, else open',
   }),
   /** No metrics kept, `/v1/metrics` answers 404. @default false */

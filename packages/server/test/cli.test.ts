@@ -51,7 +51,7 @@ describe('svc-graphql serve: fatal configuration errors', () => {
     const taken = createNetServer();
     await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
     const takenPort = String((taken.address() as AddressInfo).port);
-    const [namespaces, noAdmin, unknownFlag, badJson, shortKey, database, busy] = await Promise.all([
+    const [namespaces, noAdmin, unknownFlag, badJson, shortKey, database, busy, emptySecret] = await Promise.all([
       runToExit(['serve'], {
         SVC_GRAPHQL_ADMIN_SECRET: 'secret',
         SVC_GRAPHQL_JWT_SECRET: JSON.stringify({ type: 'HS256', key: HS_KEY, claims_namespace: 'a', claims_namespace_path: '$.b' }),
@@ -62,9 +62,11 @@ describe('svc-graphql serve: fatal configuration errors', () => {
       runToExit(['serve', '--admin-secret', 's'], { SVC_GRAPHQL_JWT_SECRET: JSON.stringify({ type: 'HS256', key: 'short' }) }),
       runToExit(['--database-url', 'postgres://postgres@127.0.0.1:1/test', 'serve', '--server-port', '0']),
       runToExit(['serve', '--database-url', `file:${join(dir, 'busy.json')}`, '--server-port', takenPort]),
+      // A secret that came out empty must not leave the server open to everyone as admin.
+      runToExit(['serve', '--server-port', '0', '--database-url', `file:${join(dir, 'empty.json')}`], { SVC_GRAPHQL_ADMIN_SECRET: '' }),
     ]);
     taken.close();
-    for (const result of [namespaces, noAdmin, unknownFlag, badJson, shortKey, database, busy]) {
+    for (const result of [namespaces, noAdmin, unknownFlag, badJson, shortKey, database, busy, emptySecret]) {
       expect(result.code).toBe(1);
       expect(result.stdout).toBe('');
       expect(result.stderr.split('\n').filter(Boolean)).toHaveLength(1);
@@ -80,6 +82,7 @@ describe('svc-graphql serve: fatal configuration errors', () => {
     expect(shortKey.stderr).toMatch(/^Fatal error: SVC_GRAPHQL_JWT_SECRET: .*32/);
     expect(database.stderr).toMatch(/^Fatal error: --database-url: \S/);
     expect(busy.stderr).toBe(`Fatal error: --server-port: 127.0.0.1:${takenPort} is already in use\n`);
+    expect(emptySecret.stderr).toBe('Fatal error: SVC_GRAPHQL_ADMIN_SECRET: must not be empty\n');
   }, 60_000);
 });
 

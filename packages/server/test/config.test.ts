@@ -19,6 +19,16 @@ function configError(argv: string[], env: NodeJS.ProcessEnv = {}): ConfigError {
 }
 
 describe('parseCommandLine', () => {
+  it('counts an empty variable as not set, except a secret, which is refused as empty', () => {
+    expect(serve(['serve'], { SVC_GRAPHQL_SERVER_PORT: '', SVC_GRAPHQL_UNAUTHORIZED_ROLE: '' }).port).toBe(8080);
+    for (const variable of ['SVC_GRAPHQL_ADMIN_SECRET', 'SVC_GRAPHQL_METRICS_SECRET']) {
+      const error = configError(['serve'], { [variable]: '' });
+      expect({ setting: error.setting, message: error.message }).toEqual({ setting: variable, message: 'must not be empty' });
+    }
+    // The flag still wins over the variable.
+    expect(serve(['serve', '--admin-secret', 'given'], { SVC_GRAPHQL_ADMIN_SECRET: '' }).adminSecret).toBe('given');
+  });
+
   it('uses the documented defaults when nothing is set', () => {
     const config = serve(['serve']);
     expect(config).toMatchObject({

@@ -129,8 +129,8 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     const { env: variable, kind } = flagSettingOf(name);
     const fromFlag = flags.get(name);
     const fromEnv = env[variable];
-    // A variable set to the empty string counts as not set.
-    const text = fromFlag?.value ?? (fromEnv === '' ? undefined : fromEnv);
+    // A variable set to the empty string counts as not set, except for a secret (refused as empty).
+    const text = fromFlag?.value ?? (fromEnv === '' && kind.emptyVariableRefused !== true ? undefined : fromEnv);
     if (text === undefined) continue;
     const source = fromFlag?.flag ?? variable;
     sources[name] = source;
