@@ -59,12 +59,14 @@ export function createAdminErrorMasking(): { plugin: Plugin; maskedErrors: NonNu
 
 /**
  * An error Yoga raises about the HTTP request itself (a body that is not JSON, a parameter of the
- * wrong type: it carries the `http` status to answer with) in the shape of the server's other
+ * wrong type: it carries the `http` status to answer with, and no locations) in the shape of the server's other
  * errors: with `path: "$"`, and without the `originalError` Yoga's JSON parser adds (the parser's
  * own message, an internal).
  */
 function requestError(error: Error): Error {
-  if (!(error instanceof GraphQLError) || error.extensions['http'] === undefined) return error;
+  // About the request itself: an `http` status and no place in a document (an error of a
+  // variable's value points at the variable, and is answered as on every other route).
+  if (!(error instanceof GraphQLError) || error.extensions['http'] === undefined || error.locations !== undefined) return error;
   const { originalError: internal, ...extensions } = error.extensions;
   if (internal === undefined && extensions['path'] !== undefined) return error;
   if (internal !== undefined) {
