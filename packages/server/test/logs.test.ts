@@ -1,4 +1,4 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
-import { BIN, ROOT } from './utils/server-process.js';
+import { BIN, ROOT, cleanEnv, startServerProcess, type ServerProcess } from './utils/server-process.js';
 
 /**
  * The real CLI with `--log-format json`: one http-log entry per request with exactly its fields,
@@ -40,20 +40,9 @@ const HTTP_LOG_KEYS = [
 ].sort();
 
 let remote: RunningRemote;
-let child: ChildProcessWithoutNullStreams;
+let server: ServerProcess;
 let url: string;
-let stdout = '';
-let stderr = '';
-let exited: Promise<number | null>;
 let token: string;
-
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('SVC_GRAPHQL_') && !key.startsWith('OTEL_')) env[key] = value;
-  }
-  return env;
-}
 
 beforeAll(async () => {
   remote = await startSampleRemote();
@@ -64,43 +53,27 @@ beforeAll(async () => {
     .setIssuedAt()
     .setExpirationTime(Math.floor(Date.now() / 1000) + 600)
     .sign(new TextEncoder().encode(KEY));
-  child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      BIN,
-      'serve',
-      '--server-port',
-      '0',
-      '--database-url',
-      `file:${join(dir, 'metadata.json')}`,
-      '--admin-secret',
-      ADMIN_SECRET,
-      '--jwt-secret',
-      JSON.stringify({ type: 'HS256', key: KEY }),
-      '--log-format',
-      'json',
-      // Every line the server can write at all is searched for secrets below.
-      '--log-level',
-      'debug',
-    ],
-    { cwd: ROOT, env: cleanEnv() },
-  );
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  exited = new Promise((done) => child.on('exit', done));
-  url = await new Promise<string>((done, fail) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const match = /^svc-graphql listening on (http:\/\/\S+)$/m.exec(stdout);
-      if (match) done(match[1] as string);
-    });
-    child.on('exit', (code) => fail(new Error(`exited with ${code}: ${stderr}`)));
-  });
+  server = await startServerProcess([
+    'serve',
+    '--server-port',
+    '0',
+    '--database-url',
+    `file:${join(dir, 'metadata.json')}`,
+    '--admin-secret',
+    ADMIN_SECRET,
+    '--jwt-secret',
+    JSON.stringify({ type: 'HS256', key: KEY }),
+    '--log-format',
+    'json',
+    // Every line the server can write at all is searched for secrets below.
+    '--log-level',
+    'debug',
+  ]);
+  url = server.url;
 }, 60_000);
 
 afterAll(async () => {
-  if (child.exitCode === null) child.kill('SIGKILL');
+  if (server?.child.exitCode === null) server.child.kill('SIGKILL');
   await remote?.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -372,11 +345,11 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
     expect(chunked.answer).toContain('\r\nx-request-id: bad-chunk-9\r\n');
     sent.push({ id: 'bad-chunk-9', status: 400, expect: { method: 'POST', path: '/v1/graphql', status: 400 } });
 
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
 
     // Every line is one JSON object with level (a name), time (ISO 8601), type and msg.
-    const lines = stderr.split('\n').filter((line) => line !== '');
+    const lines = server.stderr().split('\n').filter((line) => line !== '');
     const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     for (const entry of entries) {
       expect(['debug', 'info', 'warn', 'error']).toContain(entry['level']);
@@ -398,7 +371,7 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
     }
 
     // Nothing secret anywhere: the token (or its signature), the admin secret, the cookie, a variable's value.
-    const everything = `${stdout}\n${stderr}`;
+    const everything = `${server.stdout()}\n${server.stderr()}`;
     for (const secret of [token, token.split('.')[2] as string, ADMIN_SECRET, COOKIE_VALUE, VARIABLE_VALUE, KEY]) {
       expect(everything).not.toContain(secret);
     }
@@ -407,31 +380,16 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
 
 describe('text log format', () => {
   it('is the default and writes the http-log entry as key=value', async () => {
-    const text = spawn(
-      process.execPath,
-      ['--import', 'tsx', BIN, 'serve', '--server-port', '0', '--database-url', `file:${join(dir, 'text.json')}`],
-      { cwd: ROOT, env: cleanEnv() },
-    );
-    let out = '';
-    let err = '';
-    text.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const done = new Promise((resolveExit) => text.on('exit', resolveExit));
-    const base = await new Promise<string>((resolveUrl, fail) => {
-      text.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        const match = /^svc-graphql listening on (http:\/\/\S+)$/m.exec(out);
-        if (match) resolveUrl(match[1] as string);
-      });
-      text.on('exit', (code) => fail(new Error(`exited with ${code}: ${err}`)));
-    });
-    const answer = await fetch(`${base}/v1/graphql`, {
+    const text = await startServerProcess(['serve', '--server-port', '0', '--database-url', `file:${join(dir, 'text.json')}`]);
+    const answer = await fetch(`${text.url}/v1/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-request-id': 'text id' },
       body: JSON.stringify({ query: 'query Q { no_queries_available }' }),
     });
     expect(answer.headers.get('x-request-id')).toBe('text id');
-    text.kill('SIGTERM');
-    expect(await done).toBe(0);
+    text.child.kill('SIGTERM');
+    expect(await text.exited).toBe(0);
+    const err = text.stderr();
     expect(err).toMatch(/^\S+Z info serving GraphQL at /m);
     expect(err).toMatch(
       /^\d{4}-\d{2}-\d{2}T\S+Z info http-log POST \/v1\/graphql 200 request_id="text id" method=POST path=\/v1\/graphql status=200 latency_ms=[\d.]+ operation_type=query operation_name=Q role=admin remote_calls=0$/m,

@@ -7,14 +7,14 @@ export const ROOT = resolve(fileURLToPath(new URL('../../../..', import.meta.url
 export const BIN = join(ROOT, 'packages/server/src/cli/bin.ts');
 
 /**
- * Environment without any SVC_GRAPHQL_* variable of the developer's shell, plus `extra`; the test
- * project's `SVC_GRAPHQL_DIRECT_LANE` is kept, so that the server's tests without the direct lane
- * run their processes without it too.
+ * Environment without any SVC_GRAPHQL_* or OTEL_* variable of the developer's shell, plus `extra`;
+ * the test project's `SVC_GRAPHQL_DIRECT_LANE` is kept, so that the server's tests without the
+ * direct lane run their processes without it too.
  */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('SVC_GRAPHQL_') || key === 'SVC_GRAPHQL_DIRECT_LANE') env[key] = value;
+    if ((!key.startsWith('SVC_GRAPHQL_') && !key.startsWith('OTEL_')) || key === 'SVC_GRAPHQL_DIRECT_LANE') env[key] = value;
   }
   return { ...env, ...extra };
 }
@@ -23,7 +23,8 @@ export interface ServerProcess {
   readonly child: ChildProcessWithoutNullStreams;
   /** `http://host:port` as the server printed it. */
   readonly url: string;
-  /** What the server wrote to standard error so far (its log). */
+  /** What the server wrote to standard output and standard error so far (its log is the latter). */
+  stdout(): string;
   stderr(): string;
   /** Resolves with the exit code (or the signal's name) once the process has exited. */
   readonly exited: Promise<number | string | null>;
@@ -59,6 +60,7 @@ export async function startServerProcess(
   return {
     child,
     url,
+    stdout: () => stdout,
     stderr: () => stderr,
     exited,
     async stop() {
