@@ -11,8 +11,9 @@ import { isAsyncIterable, mapAsyncIterator } from '@graphql-tools/utils';
 import { forwardTarget, type ForwardTarget } from './fast-path.js';
 import { roleSchemaInfo } from './permissions/role-schema.js';
 import type { RemoteRequest } from './remote-client.js';
-import { executePlan } from './plan/execute.js';
-import { planFor } from './plan/cache.js';
+import { executePlan, subscribePlan } from './plan/execute.js';
+import type { Plan } from './plan/plan.js';
+import { planFor, subscriptionPlanFor } from './plan/cache.js';
 import { coerceVariables, emptySubscription } from './request-errors.js';
 import type { Logger } from './options.js';
 import { SubscriptionGuard } from './permissions/subscription-guard.js';
@@ -55,6 +56,30 @@ function forward(target: ForwardTarget, args: ExecutionArgs): Promise<ExecutionR
 /** A subscription sent as it is (its variables checked by {@link refusedBeforeExecution} first). */
 function forwardSubscription(target: ForwardTarget, args: ExecutionArgs): AsyncIterableIterator<ExecutionResult> {
   return target.remote.client.subscribe(requestOf(target, args), args.contextValue);
+}
+
+type SubscriptionStart = (args: ExecutionArgs) => AsyncIterableIterator<ExecutionResult> | ExecutionResult;
+
+/**
+ * How a subscription reaches its remote without the gateway's execution: sent as it is (no
+ * customization), or by its plan (its root field is a namespace field), or refused (a namespace
+ * field the plan cannot serve); `undefined`: executed on the stitched schema (delegation).
+ */
+function subscriptionStart(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  logger: Logger,
+): SubscriptionStart | undefined {
+  const target = forwardTarget(schema, document, operationName);
+  if (target) return (args) => forwardSubscription(target, args);
+  const plan = subscriptionPlanFor(schema, document, operationName, logger);
+  if (!plan) return undefined;
+  if ('refusal' in plan) {
+    const refused = joinRefused(plan);
+    return () => refused;
+  }
+  return (args) => subscribePlan(plan as Plan, args);
 }
 
 /**
@@ -166,7 +191,8 @@ function withJoins(joins: JoinPlan, run: (args: ExecutionArgs) => unknown): Runn
   return async (args) => refusedBeforeExecution(args) ?? executeJoins(joins, (await run(baseArgs(joins, args))) as ExecutionResult, args);
 }
 
-function joinRefused(joins: JoinRefusal): ExecutionResult {
+/** An operation no route can run (a join, or a namespaced subscription, the gateway cannot express). */
+function joinRefused(joins: JoinRefusal | { refusal: string }): ExecutionResult {
   return { errors: [new GraphQLError(`the operation cannot be executed: ${joins.refusal}`, { extensions: { code: 'validation-failed' } })] };
 }
 
@@ -233,7 +259,8 @@ function guardedStream(
 
 /**
  * How `registry` answers a subscription sent to one remote as it is (the fast path: every root
- * field of that remote, no customization, no relationship): the returned function does what
+ * field of that remote, no customization, no relationship) or by its plan (its root field is a
+ * remote's `root_fields_namespace` field): the returned function does what
  * `useRemoteSchemas` does for it in `onSubscribe` (role check, variables checked, the shared
  * upstream subscription, the role's subscription validated again after each swap) and returns the
  * stream of results, or a single result that refuses it. `undefined` for any other operation.
@@ -252,12 +279,13 @@ export function remoteSubscriptionRunner(
   if (!operation || operation.operation !== 'subscription') return undefined;
   const contract = contractOf(registry, 'remoteSubscriptionRunner');
   if (joinPlanFor(schema, document, operationName, contract.logger)) return undefined;
-  const target = forwardTarget(schema, document, operationName);
-  if (!target) return undefined;
+  const start = subscriptionStart(schema, document, operationName, contract.logger);
+  if (!start) return undefined;
   return (args) => {
     const refused = misplaced(contract, args) ?? refusedBeforeExecution(args);
     if (refused) return refused;
-    return guardedStream(registry, contract, args, forwardSubscription(target, args));
+    const stream = start(args);
+    return isAsyncIterable(stream) ? guardedStream(registry, contract, args, stream) : stream;
   };
 }
 
@@ -273,8 +301,9 @@ export function remoteSubscriptionRunner(
  * without `permissions` is refused with a `TypeError`.
  * An operation whose root fields all belong to one remote without customization is sent to it as
  * it is, in one request (no delegation); other queries and mutations over remotes follow a
- * compiled plan (one request per remote, in the remote's own names); what a plan cannot express,
- * and subscriptions off the fast path, are executed on the stitched schema (delegation).
+ * compiled plan (one request per remote, in the remote's own names), as are subscriptions under a
+ * namespace field; what a plan cannot express, and other subscriptions off the fast path, are
+ * executed on the stitched schema (delegation).
  *
  * Do not also pass a `schema` to `createYoga`: this plugin provides it.
  */
@@ -363,23 +392,23 @@ export function useRemoteSchemas(registry: RemoteSchemaRegistry): Plugin {
           setSubscribeFn(() => joinRefused(joins));
           return;
         }
-        const target = forwardTarget(args.schema, joins.base, args.operationName);
+        const start = subscriptionStart(args.schema, joins.base, args.operationName, logger);
         // Each event of the base subscription is joined before it is sent.
         setSubscribeFn(async (subscriptionArgs) => {
           const refusedBefore = refusedBeforeExecution(subscriptionArgs);
           if (refusedBefore) return refusedBefore;
           const base = baseArgs(joins, subscriptionArgs);
-          const stream = target ? forwardSubscription(target, base) : await subscribeFn(base);
+          const stream = start ? start(base) : await subscribeFn(base);
           if (!isAsyncIterable(stream)) return stream;
           return mapAsyncIterator(stream as AsyncIterable<ExecutionResult>, (event) => executeJoins(joins, event, subscriptionArgs));
         });
         return guarded(args);
       }
-      const target = forwardTarget(args.schema, args.document, args.operationName);
+      const start = subscriptionStart(args.schema, args.document, args.operationName, logger);
       setSubscribeFn((subscriptionArgs) => {
         const refusedBefore = refusedBeforeExecution(subscriptionArgs);
         if (refusedBefore) return refusedBefore;
-        return target ? forwardSubscription(target, subscriptionArgs) : subscribeFn(subscriptionArgs);
+        return start ? start(subscriptionArgs) : subscribeFn(subscriptionArgs);
       });
       return guarded(args);
     },

@@ -10,7 +10,7 @@ import {
   type IntrospectionQuery,
 } from 'graphql';
 import { defaultMergedResolver, delegateToSchema, type SubschemaConfig } from '@graphql-tools/delegate';
-import { RenameInterfaceFields, RenameObjectFields, RenameRootFields, RenameTypes, WrapFields, wrapSchema } from '@graphql-tools/wrap';
+import { RenameInterfaceFields, RenameObjectFields, RenameTypes, WrapFields, wrapSchema } from '@graphql-tools/wrap';
 import type { Transform } from '@graphql-tools/delegate';
 import { BUILT_IN_SCALARS, builtInScalarMapping, withBuiltInCoercion } from './builtin-scalars.js';
 import { buildClientSchemaInSteps } from './client-schema.js';
@@ -156,8 +156,8 @@ function notDistinct(what: string, first: string, second: string, final: string)
  * of one type, end with the same name: graphql-tools would let one silently replace the other.
  * `schema` is the remote's own schema, before any renaming. Built-in scalars always keep their
  * name (a mapping that renames one adds a type, the built-in stays for directive arguments), and
- * the namespace types (`<namespace>_query`, `<namespace>_mutation`) and subscription fields
- * (`<namespace>_<field>`) count too.
+ * the namespace types (`<namespace>_query`, `<namespace>_mutation`, `<namespace>_subscription`)
+ * count too.
  */
 export function checkDistinctNames(schema: GraphQLSchema, customization: RemoteSchemaCustomization | undefined): void {
   if (!customization) return;
@@ -176,7 +176,7 @@ export function checkDistinctNames(schema: GraphQLSchema, customization: RemoteS
     const names = Object.keys(schema.getTypeMap()).filter((name) => !name.startsWith('__'));
     for (const name of names) claim(typeNames ? finalTypeName(name, typeNames, rootNames) : name, name);
     if (namespace) {
-      for (const [operation, root] of [['query', roots.query], ['mutation', roots.mutation]] as const) {
+      for (const [operation, root] of [['query', roots.query], ['mutation', roots.mutation], ['subscription', roots.subscription]] as const) {
         const wrapper = `${namespace}_${operation}`;
         const taken = owners.get(wrapper);
         if (root && taken !== undefined) {
@@ -210,19 +210,16 @@ export function checkDistinctNames(schema: GraphQLSchema, customization: RemoteS
       }
     }
   }
-  const subscription = roots.subscription;
   const rules = new Map((customization.field_names ?? []).map((rule) => [rule.parent_type, rule]));
   const types = new Set([...rules.keys()]);
-  if (namespace && subscription) types.add(subscription.name);
   for (const typeName of types) {
     const type = schema.getType(typeName);
     if (!isObjectType(type) && !isInterfaceType(type)) continue;
     const rule = rules.get(typeName);
     const rename = rule ? fieldRenamer(rule) : (name: string) => name;
-    const nest = namespace && type === subscription ? (name: string) => `${namespace}_${name}` : (name: string) => name;
     const owners = new Map<string, string>();
     for (const name of Object.keys(type.getFields())) {
-      const final = nest(rename(name));
+      const final = rename(name);
       const other = owners.get(final);
       if (other !== undefined) throw notDistinct(`field names of type "${typeName}"`, other, name, final);
       owners.set(final, name);
@@ -310,12 +307,12 @@ export function publicRemoteSchema(
     if (mutation) {
       transforms.push(new WrapFields(mutation.name, [namespace], [`${namespace}_mutation`], undefined, undefined, nullable));
     }
-    // A subscription's root field must be the event stream itself, so it cannot be nested: its
-    // fields are prefixed with the namespace instead (`<namespace>_<field>`).
-    if (remoteSchema.getSubscriptionType()) {
-      transforms.push(
-        new RenameRootFields((operation, name) => (operation === 'Subscription' ? `${namespace}_${name}` : name)),
-      );
+    // A subscription's namespace field stands for the one field selected inside it: the gateway
+    // subscribes to that field on the remote and nests each event under the namespace's key
+    // (see plan/compile.ts); graphql-tools' own delegation is never asked to run it.
+    const subscription = remoteSchema.getSubscriptionType();
+    if (subscription) {
+      transforms.push(new WrapFields(subscription.name, [namespace], [`${namespace}_subscription`], undefined, undefined, nullable));
     }
   }
   // graphql-tools' wrapping leaves scalars without coercion: renamed built-ins get theirs back.

@@ -4,8 +4,10 @@ import {
   GraphQLSkipDirective,
   Kind,
   getDirectiveValues,
+  getNamedType,
   getVariableValues,
   isAbstractType,
+  isObjectType,
   type DirectiveNode,
   type DocumentNode,
   type ExecutionResult,
@@ -15,7 +17,9 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { routingOf } from './compose.js';
 import { asRequestErrors } from './errors.js';
+import { renamingOf } from './plan/renaming.js';
 
 /**
  * The errors a request meets before execution, found by the gateway itself, answered without
@@ -41,7 +45,8 @@ export function coerceVariables(
 }
 
 /**
- * A subscription whose root fields are all left out by `@skip` / `@include` for these variables:
+ * A subscription whose root fields are all left out by `@skip` / `@include` for these variables
+ * (for a remote's namespace field: every field inside it but `__typename`):
  * the GraphQL specification raises a request error when the root selection has no field (its
  * `CreateSourceEventStream`), where graphql-js 16 throws a `TypeError` (graphql-js 17 and the
  * latest specification refuse such directives there at validation). The error is located at the
@@ -61,11 +66,19 @@ export function emptySubscription(
   }
   const leftOut: DirectiveNode[] = [];
   const visited = new Set<string>();
-  const applies = (name: string): boolean => {
+  const applies = (name: string, parent: GraphQLObjectType): boolean => {
     const type = schema.getType(name);
-    return type === root || (isAbstractType(type) && schema.isSubType(type, root as GraphQLObjectType));
+    return type === parent || (isAbstractType(type) && schema.isSubType(type, parent));
   };
-  const hasField = (set: SelectionSetNode): boolean => {
+  const owners = routingOf(schema)?.fields.subscription;
+  // A remote's namespace field stands for the one field inside it, which is the event stream.
+  const namespaceType = (name: string): GraphQLObjectType | undefined => {
+    const remote = owners?.get(name);
+    if (!remote || renamingOf(remote).namespace !== name) return undefined;
+    const type = getNamedType(root.getFields()[name]?.type);
+    return isObjectType(type) ? type : undefined;
+  };
+  const hasField = (set: SelectionSetNode, parent: GraphQLObjectType, inNamespace: boolean): boolean => {
     let found = false;
     for (const selection of set.selections) {
       const directive = excludedBy(selection.directives, variables);
@@ -74,19 +87,22 @@ export function emptySubscription(
         continue;
       }
       if (selection.kind === Kind.FIELD) {
-        found = true;
+        const name = selection.name.value;
+        const wrapper = inNamespace ? undefined : namespaceType(name);
+        if (wrapper ? selection.selectionSet && hasField(selection.selectionSet, wrapper, true) : !inNamespace || name !== '__typename') found = true;
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        if ((!selection.typeCondition || applies(selection.typeCondition.name.value)) && hasField(selection.selectionSet)) found = true;
+        const applied = !selection.typeCondition || applies(selection.typeCondition.name.value, parent);
+        if (applied && hasField(selection.selectionSet, parent, inNamespace)) found = true;
       } else if (!visited.has(selection.name.value)) {
         visited.add(selection.name.value);
         const fragment = fragments.get(selection.name.value);
-        if (fragment && applies(fragment.typeCondition.name.value) && hasField(fragment.selectionSet)) found = true;
+        if (fragment && applies(fragment.typeCondition.name.value, parent) && hasField(fragment.selectionSet, parent, inNamespace)) found = true;
       }
     }
     return found;
   };
   try {
-    if (hasField(operation.selectionSet)) return undefined;
+    if (hasField(operation.selectionSet, root, false)) return undefined;
   } catch (error) {
     // A directive's argument without a value: execution fails the same way.
     if (error instanceof GraphQLError) return { errors: asRequestErrors([error]) };

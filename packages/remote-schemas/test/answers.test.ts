@@ -41,8 +41,8 @@ interface Variant {
   data(inner: Record<string, unknown> | null): Record<string, unknown> | null;
   /** An error path of a root field's answer. */
   path(...segments: Array<string | number>): Array<string | number>;
-  /** A subscription field's name. */
-  subscription(field: string): string;
+  /** A subscription of the selection `s` (one root field of the remote). */
+  subscription(s: string): string;
 }
 
 const variants: Variant[] = [
@@ -53,7 +53,7 @@ const variants: Variant[] = [
     name: 'name',
     data: (inner) => inner,
     path: (...s) => s,
-    subscription: (f) => f,
+    subscription: (s) => `subscription { ${s} }`,
   },
   {
     label: 'with type_names, field_names and a namespace (a compiled plan)',
@@ -63,7 +63,7 @@ const variants: Variant[] = [
     name: 'name: fullName',
     data: (inner) => ({ dir: inner }),
     path: (...s) => ['dir', ...s],
-    subscription: (f) => `dir_${f}`,
+    subscription: (s) => `subscription { dir { ${s} } }`,
   },
 ];
 
@@ -184,24 +184,23 @@ describe.each(variants)('a narrow role\'s answers, $label', (variant) => {
   };
 
   it('guards each event of a subscription over graphql-ws', async () => {
-    const nodeAdded = variant.subscription('nodeAdded');
-    expect(await events('viewer', `subscription { ${nodeAdded}(intervalMs: 2) { __typename id } }`, 5)).toEqual([
-      { data: { [nodeAdded]: { __typename: variant.type('User'), id: 'u1' } } },
-      { data: { [nodeAdded]: null } },
-      { data: { [nodeAdded]: { __typename: variant.type('User'), id: 'u2' } } },
-      { data: { [nodeAdded]: null } },
-      { data: { [nodeAdded]: { __typename: variant.type('User'), id: 'u3' } } },
+    const user = (id: string) => ({ __typename: variant.type('User'), id });
+    expect(await events('viewer', variant.subscription('nodeAdded(intervalMs: 2) { __typename id }'), 5)).toEqual([
+      { data: variant.data({ nodeAdded: user('u1') }) },
+      { data: variant.data({ nodeAdded: null }) },
+      { data: variant.data({ nodeAdded: user('u2') }) },
+      { data: variant.data({ nodeAdded: null }) },
+      { data: variant.data({ nodeAdded: user('u3') }) },
     ]);
-    const roleChanged = variant.subscription('roleChanged');
-    expect(await events('viewer', `subscription { ${roleChanged}(intervalMs: 2) }`, 3)).toEqual([
-      { data: null, errors: [expect.objectContaining({ message: OUTSIDE, path: [roleChanged] })] },
-      { data: { [roleChanged]: 'EDITOR' } },
-      { data: { [roleChanged]: 'VIEWER' } },
+    // A non-null field without a value nulls the event's data (or, under a namespace, the namespace field).
+    expect(await events('viewer', variant.subscription('roleChanged(intervalMs: 2)'), 3)).toEqual([
+      { data: variant.data(null), errors: [expect.objectContaining({ message: OUTSIDE, path: variant.path('roleChanged') })] },
+      { data: variant.data({ roleChanged: 'EDITOR' }) },
+      { data: variant.data({ roleChanged: 'VIEWER' }) },
     ]);
-    const userUpdated = variant.subscription('userUpdated');
-    expect(await events('viewer', `subscription { ${userUpdated}(intervalMs: 2) { id roles latest { id } } }`, 2)).toEqual([
-      { data: { [userUpdated]: { id: 'u1', roles: ['VIEWER', 'EDITOR'], latest: null } } },
-      { data: { [userUpdated]: { id: 'u2', roles: ['VIEWER', 'EDITOR'], latest: null } } },
+    expect(await events('viewer', variant.subscription('userUpdated(intervalMs: 2) { id roles latest { id } }'), 2)).toEqual([
+      { data: variant.data({ userUpdated: { id: 'u1', roles: ['VIEWER', 'EDITOR'], latest: null } }) },
+      { data: variant.data({ userUpdated: { id: 'u2', roles: ['VIEWER', 'EDITOR'], latest: null } }) },
     ]);
   });
 

@@ -3,6 +3,7 @@ import { GraphQLID, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLStr
 import { startSampleRemote, startSchemaServer, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createRemoteSchemaRegistry, type RemoteSchemaCustomization, type RemoteSchemaRegistry } from '../src/index.js';
 import { startGateway, type Gateway } from './utils/gateway.js';
+import { waitFor } from './utils/fixtures.js';
 
 let remote: RunningRemote;
 let registry: RemoteSchemaRegistry;
@@ -100,11 +101,12 @@ describe('type name mapping', () => {
 describe('root fields namespace', () => {
   beforeAll(() => useOnly({ root_fields_namespace: 'sample' }));
 
-  it('nests queries and mutations under one field and prefixes subscriptions', async () => {
+  it('nests queries, mutations and subscriptions under one field', async () => {
     const fields = (type: GraphQLObjectType | null | undefined) => Object.keys(type?.getFields() ?? {});
     expect(fields(registry.schema.getQueryType())).toEqual(['sample']);
     expect(fields(registry.schema.getMutationType())).toEqual(['sample']);
-    expect(fields(registry.schema.getSubscriptionType())).toEqual(['sample_countdown', 'sample_messageAdded', 'sample_echoHeaders']);
+    expect(fields(registry.schema.getSubscriptionType())).toEqual(['sample']);
+    expect(fields(registry.schema.getType('sample_subscription') as GraphQLObjectType)).toEqual(['countdown', 'messageAdded', 'echoHeaders']);
     const query = await gateway.post({ query: '{ sample { hello remoteName user(id: "1") { name } } }' });
     expect(query).toEqual({
       status: 200,
@@ -114,15 +116,108 @@ describe('root fields namespace', () => {
     expect(mutation).toEqual({ status: 200, body: { data: { sample: { addMessage: { text: 'ns' } } } } });
   });
 
-  it('streams a prefixed subscription field', async () => {
+  it('streams a subscription field nested under the namespace', async () => {
     const client = gateway.wsClient();
     const values: unknown[] = [];
-    for await (const result of client.iterate({ query: 'subscription { sample_countdown(from: 2) }' })) values.push(result);
+    for await (const result of client.iterate({ query: 'subscription { sample { countdown(from: 2) } }' })) values.push(result);
     expect(values).toEqual([
-      { data: { sample_countdown: 2 } },
-      { data: { sample_countdown: 1 } },
-      { data: { sample_countdown: 0 } },
+      { data: { sample: { countdown: 2 } } },
+      { data: { sample: { countdown: 1 } } },
+      { data: { sample: { countdown: 0 } } },
     ]);
+    await client.dispose();
+  });
+
+  it('keeps aliases, __typename and fragments inside the namespace, over graphql-ws and SSE', async () => {
+    const request = {
+      query: `subscription Count($from: Int!) { s: sample { __typename ...F } }
+        fragment F on sample_subscription { c: countdown(from: $from, intervalMs: 1) }`,
+      variables: { from: 1 },
+      operationName: 'Count',
+    };
+    const want = [{ data: { s: { __typename: 'sample_subscription', c: 1 } } }, { data: { s: { __typename: 'sample_subscription', c: 0 } } }];
+    const client = gateway.wsClient();
+    const values: unknown[] = [];
+    for await (const result of client.iterate(request)) values.push(result);
+    await client.dispose();
+    expect(values).toEqual(want);
+    const response = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify(request),
+    });
+    const events = (await response.text()).split('\n\n').filter((e) => e.startsWith('event: next'));
+    expect(events.map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)))).toEqual(want);
+  });
+
+  it('refuses a subscription that selects two fields inside the namespace, before asking the remote', async () => {
+    const client = gateway.wsClient();
+    const outcome = await client
+      .iterate({ query: 'subscription { sample { countdown(from: 1) echoHeaders } }' })
+      .next()
+      .then((r) => r.value, (error: unknown) => error);
+    await client.dispose();
+    expect(outcome).toEqual({
+      errors: [
+        {
+          message:
+            'the operation cannot be executed: an anonymous subscription must select exactly one field inside namespace "sample", but it selects 2',
+          extensions: { code: 'validation-failed' },
+        },
+      ],
+    });
+  });
+
+  it('answers a request error when the only field inside the namespace is left out', async () => {
+    const response = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query: 'subscription { sample { __typename countdown(from: 1) @skip(if: true) } }' }),
+    });
+    const events = (await response.text()).split('\n\n').filter((e) => e.startsWith('event: next'));
+    expect(events.map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)))).toEqual([
+      {
+        errors: [
+          {
+            message: 'Anonymous Subscription must select one top level field, but every one is left out by @skip or @include.',
+            locations: [{ line: 1, column: 55 }],
+          },
+        ],
+      },
+    ]);
+  });
+});
+
+describe('root fields namespace with renamed types', () => {
+  beforeAll(() => useOnly({ root_fields_namespace: 'chat', type_names: { prefix: 'C_' }, field_names: [{ parent_type: 'Subscription', prefix: 'on_' }] }));
+
+  it('renames the fields inside the namespace and the types of each event, for every subscriber of one upstream subscription', async () => {
+    const first = gateway.wsClient();
+    const second = gateway.wsClient();
+    const before = remote.subscribed.length;
+    // Two clients whose subscriptions differ only outside the namespace share one upstream subscription.
+    const a = first.iterate({ query: 'subscription { a: chat { m: on_messageAdded { __typename text } } }' });
+    const nextA = a.next();
+    expect(await waitFor(() => remote.subscribed.length === before + 1)).toBe(true);
+    const b = second.iterate({ query: 'subscription { b: chat { __typename m: on_messageAdded { __typename text } } }' });
+    const nextB = b.next();
+    // The second joins the running upstream subscription when its message arrives: add messages until it has one.
+    let sent = 0;
+    let received: IteratorResult<unknown> | undefined;
+    while (received === undefined && sent < 100) {
+      await gateway.post({ query: `mutation { chat { addMessage(input: {text: "hi ${sent++}"}) { id } } }` });
+      received = await Promise.race([nextB, new Promise<undefined>((resolve) => setTimeout(resolve, 50))]);
+    }
+    expect((await nextA).value).toEqual({ data: { a: { m: { __typename: 'C_Message', text: 'hi 0' } } } });
+    expect(received?.value).toEqual({
+      data: { b: { __typename: 'chat_subscription', m: { __typename: 'C_Message', text: `hi ${sent - 1}` } } },
+    });
+    expect(remote.subscribed.length).toBe(before + 1);
+    expect(remote.subscribed[before]).toMatchObject({ query: expect.stringContaining('m: messageAdded') });
+    await a.return?.();
+    await b.return?.();
+    await first.dispose();
+    await second.dispose();
   });
 });
 
@@ -261,7 +356,7 @@ describe('customization under which two names become one', () => {
     [
       'a subscription field mapped to another under the namespace',
       { root_fields_namespace: 'ns', field_names: [{ parent_type: 'Subscription', mapping: { countdown: 'messageAdded' } }] },
-      'field names of type "Subscription" are not distinct after customization: "countdown" and "messageAdded" both become "ns_messageAdded"',
+      'field names of type "Subscription" are not distinct after customization: "countdown" and "messageAdded" both become "messageAdded"',
     ],
     [
       'a type mapped to the prefixed name of another',
@@ -302,6 +397,11 @@ describe('customization under which two names become one', () => {
       'a type mapped to the type of the namespace field',
       { root_fields_namespace: 'ns', type_names: { mapping: { Message: 'ns_mutation' } } },
       'type names are not distinct after customization: "Message" becomes "ns_mutation", the type of root fields namespace "ns"',
+    ],
+    [
+      'a type mapped to the type of the subscription namespace field',
+      { root_fields_namespace: 'ns', type_names: { mapping: { Message: 'ns_subscription' } } },
+      'type names are not distinct after customization: "Message" becomes "ns_subscription", the type of root fields namespace "ns"',
     ],
   ];
   it.each(cases)('refuses %s with invalid-params, naming both', async (_, customization, message) => {

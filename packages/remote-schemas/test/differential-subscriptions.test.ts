@@ -18,7 +18,9 @@ import { clientLocationOf, fullAnswer, fullErrors, type FullAnswer, type Locatio
  * as the remote answers it (one result without `data`). A subscription whose root field is left out
  * by `@skip` / `@include` is not sent to the remote (graphql-js 16 throws there, and its graphql-ws
  * server closes the socket): the GraphQL specification raises a request error, which is what the
- * gateway must answer, located at the directives.
+ * gateway must answer, located at the directives. Under a `root_fields_namespace` the client writes
+ * the field (and the fragments around it) inside the namespace field, and each event is nested
+ * under it.
  *
  * `DIFF_SUB_RUNS` sets the number of customizations tried (default 30), each with one to three
  * subscriptions.
@@ -108,12 +110,12 @@ function write(op: Subscription, naming: Naming | undefined): Written {
     variables['interval'] = 1;
     interval = ', intervalMs: $interval';
   }
-  const fieldName = naming?.namespace ? `${naming.namespace}_countdown` : 'countdown';
-  // Root types keep their names, namespace or not.
-  const root = 'Subscription';
+  // Under a namespace, the field and its fragments are inside the namespace field, on its type.
+  const namespace = naming?.namespace;
+  const root = namespace ? `${namespace}_subscription` : 'Subscription';
   const fragments: string[] = [];
   const selections = op.occurrences.map((o) => {
-    const field = `${op.alias ? 'n: ' : ''}${fieldName}(from: ${from}${interval})${condition(o.onField)}`;
+    const field = `${op.alias ? 'n: ' : ''}countdown(from: ${from}${interval})${condition(o.onField)}`;
     if (o.wrap === 'none') return field;
     if (o.wrap === 'inline') return `...${condition(o.onWrap)} { ${field} }`;
     const name = `F${fragments.length}`;
@@ -121,8 +123,9 @@ function write(op: Subscription, naming: Naming | undefined): Written {
     return `...${name}${condition(o.onWrap)}`;
   });
   const head = `subscription${op.named ? ' Main' : ''}${definitions.length ? `(${definitions.join(', ')})` : ''}`;
+  const body = namespace ? `${namespace} { ${selections.join(' ')} }` : selections.join(' ');
   return {
-    query: [`${head} { ${selections.join(' ')} }`, ...fragments].join('\n'),
+    query: [`${head} { ${body} }`, ...fragments].join('\n'),
     variables,
     ...(op.named && { operationName: 'Main' }),
   };
@@ -162,7 +165,7 @@ async function overSse(url: string, request: Written): Promise<{ status: number;
  * subscription, in the order execution meets them (what is inside a selection left out is not
  * looked at).
  */
-function excludingDirectives(query: string): Location[] {
+function excludingDirectives(query: string, namespaced: boolean): Location[] {
   const source = new Source(query);
   const document = parse(source);
   const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
@@ -179,7 +182,11 @@ function excludingDirectives(query: string): Location[] {
       else if (selection.kind === Kind.FRAGMENT_SPREAD) walk(fragments.get(selection.name.value)!.selectionSet);
     }
   };
-  if (operation.kind === Kind.OPERATION_DEFINITION) walk(operation.selectionSet);
+  if (operation.kind === Kind.OPERATION_DEFINITION) {
+    // Under a namespace, the stream's field is inside the namespace field.
+    const first = operation.selectionSet.selections[0]!;
+    walk(namespaced && first.kind === Kind.FIELD ? first.selectionSet! : operation.selectionSet);
+  }
   return found;
 }
 
@@ -211,19 +218,22 @@ describe('differential: subscriptions through the gateway answer as the remote d
           errors: fullErrors([
             {
               message: `${name} must select one top level field, but every one is left out by @skip or @include.`,
-              locations: excludingDirectives(client.query),
+              locations: excludingDirectives(client.query, naming.namespace !== undefined),
             },
           ]),
         },
       ];
     }
-    const key = op.alias ? 'n' : naming.namespace ? `${naming.namespace}_countdown` : 'countdown';
-    const locate = clientLocationOf(remoteQuery, client.query, undefined);
+    const key = op.alias ? 'n' : 'countdown';
+    const namespace = naming.namespace;
+    const locate = clientLocationOf(remoteQuery, client.query, namespace);
     return results.map((raw) => {
       const result = raw as { data?: { countdown?: unknown; n?: unknown } | null; errors?: Array<Record<string, unknown>> };
-      const data = result.data ? { [key]: result.data.n ?? result.data.countdown } : result.data;
+      const value = result.data ? { [key]: result.data.n ?? result.data.countdown } : result.data;
+      const data = value && namespace ? { [namespace]: value } : value;
       const errors = (result.errors ?? []).map((e) => ({
         ...e,
+        ...(Array.isArray(e['path']) && namespace && { path: [namespace, ...(e['path'] as unknown[])] }),
         message: String(e['message']).replace(/"Int(!?)"/g, `"${naming.type('Int')}$1"`),
         ...(Array.isArray(e['locations']) && { locations: (e['locations'] as Location[]).map((l) => locate(l) ?? { line: -1, column: -1 }) }),
       }));

@@ -286,9 +286,25 @@ describe('presets on subscriptions over graphql-ws', () => {
     expect(results).toEqual([{ data: { ticks: JSON.stringify({ userId: 7, filter: { owner: '7', name: 's' } }) } }]);
   });
 
-  it('fill them through delegation on a customized remote', async () => {
-    const results = await collect('subscription { ns_ticks(filter: {name: "c"}) }');
-    expect(results).toEqual([{ data: { ns_ticks: JSON.stringify({ userId: 7, filter: { owner: '7', name: 'c' } }) } }]);
+  it('fill them under the namespace of a customized remote', async () => {
+    const results = await collect('subscription { ns { ticks(filter: {name: "c"}) } }');
+    expect(results).toEqual([{ data: { ns: { ticks: JSON.stringify({ userId: 7, filter: { owner: '7', name: 'c' } }) } } }]);
+  });
+
+  it('under a namespace, end with the error at the namespace field, as a query does', async () => {
+    const results = await collect('subscription { ns { ticks } }', { 'x-svc-user-id': undefined });
+    expect(results).toEqual([
+      {
+        data: { ns: null },
+        errors: [
+          {
+            message: '"x-svc-user-id" session variable expected, but not found',
+            path: ['ns'],
+            extensions: { code: 'not-found', path: '$' },
+          },
+        ],
+      },
+    ]);
   });
 
   it('end with the error when a session variable is missing', async () => {

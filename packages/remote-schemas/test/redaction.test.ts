@@ -85,9 +85,9 @@ describe('the URL of a failed remote in errors', () => {
     expect(await subscriptionErrorOf(user)).toBe(wsMessage(redacted));
     expect(await subscriptionErrorOf()).toBe(wsMessage(redacted));
     expect(await subscriptionErrorOf(admin)).toBe(wsMessage(configured));
-    // through delegation
-    expect(await subscriptionErrorOf(user, 'subscription { ns_countdown(from: 1) }')).toBe(wsMessage(redacted));
-    expect(await subscriptionErrorOf(admin, 'subscription { ns_countdown(from: 1) }')).toBe(wsMessage(configured));
+    // under a namespace
+    expect(await subscriptionErrorOf(user, 'subscription { ns { countdown(from: 1) } }')).toBe(wsMessage(redacted));
+    expect(await subscriptionErrorOf(admin, 'subscription { ns { countdown(from: 1) } }')).toBe(wsMessage(configured));
   });
 });
 

@@ -198,7 +198,7 @@ describe('an error before execution', () => {
 
   it('has no data for a subscription, without a code the remote did not send, as it is or delegated', async () => {
     await everySubscriptionRoute({ query: 'subscription($f: Int!) { countdown(from: $f) }', variables: { f: 'x' } }, { errors: [notInt('f', 'x', 14)] });
-    await everySubscriptionRoute({ query: 'subscription($f: Count!) { ns_countdown(from: $f) }', variables: { f: 'x' } }, { errors: [notInt('f', 'x', 14)] });
+    await everySubscriptionRoute({ query: 'subscription($f: Count!) { ns { countdown(from: $f) } }', variables: { f: 'x' } }, { errors: [notInt('f', 'x', 14)] });
   });
 
   it('is a validation error where graphql-js 16 throws from validation instead of reporting', async () => {
@@ -288,7 +288,9 @@ describe('a subscription', () => {
   it('whose only root field is skipped is a request error, and the remote is not called', async () => {
     const connections = sample.connections.length;
     await everySubscriptionRoute({ query: 'subscription { countdown(from: 1) @skip(if: true) }' }, { errors: [leftOut(35)] });
-    await everySubscriptionRoute({ query: 'subscription { ... @include(if: false) { ns_countdown(from: 1) } }' }, { errors: [leftOut(20)] });
+    await everySubscriptionRoute({ query: 'subscription { ... @include(if: false) { ns { countdown(from: 1) } } }' }, { errors: [leftOut(20)] });
+    // Under a namespace, the one field inside the namespace field is the stream's.
+    await everySubscriptionRoute({ query: 'subscription { ns { __typename countdown(from: 1) @skip(if: true) } }' }, { errors: [leftOut(51)] });
     expect(sample.connections.length).toBe(connections);
     expect(sample.subscribed).toEqual([]);
   });

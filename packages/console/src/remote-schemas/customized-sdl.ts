@@ -26,9 +26,8 @@ function renameField(name: string, rule: NameCustomization | undefined): string 
 }
 
 /**
- * The names under which the server serves a remote's root fields: the namespace field for queries
- * and mutations when there is one, subscription fields as `<namespace>_<field>`, each field renamed
- * by the `field_names` rule of its root type.
+ * The names under which the server serves a remote's root fields: the namespace field when there
+ * is one, else each field renamed by the `field_names` rule of its root type.
  */
 export function servedRootFields(remote: GraphQLSchema, customization: RemoteSchemaCustomization | undefined): Record<Operation, string[]> {
   const namespace = customization?.root_fields_namespace || undefined;
@@ -36,15 +35,12 @@ export function servedRootFields(remote: GraphQLSchema, customization: RemoteSch
   for (const operation of ['query', 'mutation', 'subscription'] as const) {
     const root = rootOf(remote, operation);
     if (!root) continue;
-    if (namespace && operation !== 'subscription') {
+    if (namespace) {
       served[operation] = [namespace];
       continue;
     }
     const rule = customization?.field_names?.find((candidate) => candidate.parent_type === root.name);
-    served[operation] = Object.keys(root.getFields()).map((name) => {
-      const renamed = renameField(name, rule);
-      return namespace ? `${namespace}_${renamed}` : renamed;
-    });
+    served[operation] = Object.keys(root.getFields()).map((name) => renameField(name, rule));
   }
   return served;
 }

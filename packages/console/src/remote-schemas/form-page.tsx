@@ -229,7 +229,7 @@ export function RemoteSchemaFormPage({ name }: { name?: string }) {
         </fieldset>
         <fieldset>
           <legend>Customization</legend>
-          <Field label="Root fields namespace" error={errorAt('rootFieldsNamespace')} hint="Serves every query and mutation field of the remote under one field of this name.">
+          <Field label="Root fields namespace" error={errorAt('rootFieldsNamespace')} hint="Serves every query, mutation and subscription field of the remote under one field of this name.">
             {(props) => <input {...props} value={form.rootFieldsNamespace} onChange={(event) => set('rootFieldsNamespace', event.target.value)} />}
           </Field>
           <div className="field-pair">

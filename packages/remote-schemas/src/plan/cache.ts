@@ -27,6 +27,31 @@ export function planFor(
   operationName: string | null | undefined,
   logger: Logger | undefined,
 ): Plan | undefined {
+  const decision = decisionFor(schema, document, operationName, logger);
+  return decision && 'plan' in decision ? decision.plan : undefined;
+}
+
+/**
+ * What the gateway does with a subscription: its plan (a namespaced subscription), a refusal (a
+ * namespaced subscription no plan can serve), or `undefined` (sent as it is, or delegated).
+ */
+export function subscriptionPlanFor(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  logger: Logger | undefined,
+): Plan | { refusal: string } | undefined {
+  const decision = decisionFor(schema, document, operationName, logger);
+  if (!decision || 'fallback' in decision) return undefined;
+  return 'plan' in decision ? (decision.plan.operation === 'subscription' ? decision.plan : undefined) : decision;
+}
+
+function decisionFor(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  logger: Logger | undefined,
+): PlanDecision | undefined {
   let cache = caches.get(schema);
   if (!cache) {
     cache = new LRUCache({ max: MAX_PLANNED_DOCUMENTS });
@@ -37,16 +62,12 @@ export function planFor(
     decisions = new Map();
     cache.set(document, decisions);
   }
-  let decision: PlanDecision | undefined;
-  if (decisions.has(operationName)) {
-    decision = decisions.get(operationName);
-  } else {
-    decision = compilePlan(schema, document, operationName);
-    decisions.set(operationName, decision);
-    if (decision && 'fallback' in decision) {
-      const name = decision.operationName;
-      logger?.debug(`remote schemas: operation ${name ? `"${name}" ` : ''}executed with delegation: ${decision.fallback}`);
-    }
+  if (decisions.has(operationName)) return decisions.get(operationName);
+  const decision = compilePlan(schema, document, operationName);
+  decisions.set(operationName, decision);
+  if (decision && 'fallback' in decision) {
+    const name = decision.operationName;
+    logger?.debug(`remote schemas: operation ${name ? `"${name}" ` : ''}executed with delegation: ${decision.fallback}`);
   }
-  return decision && 'plan' in decision ? decision.plan : undefined;
+  return decision;
 }

@@ -51,12 +51,66 @@ export function compilePlan(
   const routing = routingOf(schema);
   if (!routing) return undefined;
   const operation = getOperationAST(document, operationName);
-  if (!operation || operation.operation === 'subscription') return undefined;
+  if (!operation) return undefined;
+  const owners = routing.fields[operation.operation];
+  if (operation.operation === 'subscription') return compileSubscription(schema, document, operation, owners);
   try {
-    const plan = new Compiler(schema, document, operation, routing.fields[operation.operation]).compile();
+    const plan = new Compiler(schema, document, operation, owners).compile();
     return plan.calls.some((call) => !call.local) ? { plan } : undefined;
   } catch (error) {
     if (error instanceof Unplannable) return { fallback: error.message, operationName: operation.name?.value };
+    throw error;
+  }
+}
+
+/**
+ * A subscription is planned only when its root field is a remote's `root_fields_namespace` field:
+ * the one field selected inside it is subscribed to on the remote, and each event is nested under
+ * the namespace's key. Any other subscription is not planned (sent as it is, or delegated).
+ * `{ refusal }`: a namespaced subscription that cannot be served (no other route can run it).
+ */
+function compileSubscription(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  owners: ReadonlyMap<string, LoadedRemote>,
+): PlanDecision | undefined {
+  const namespaced = (selections: readonly SelectionNode[]): boolean =>
+    selections.some((selection) => {
+      if (selection.kind !== Kind.FIELD) return false;
+      const remote = owners.get(selection.name.value);
+      return remote !== undefined && renamingOf(remote).namespace === selection.name.value;
+    });
+  // Validation leaves a subscription one root field (possibly inside fragments on the root type).
+  const rootSelections: SelectionNode[] = [];
+  const collect = (selections: readonly SelectionNode[], seen: Set<string>): void => {
+    for (const selection of selections) {
+      if (selection.kind === Kind.FIELD) rootSelections.push(selection);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) collect(selection.selectionSet.selections, seen);
+      else if (!seen.has(selection.name.value)) {
+        seen.add(selection.name.value);
+        const fragment = document.definitions.find(
+          (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === selection.name.value,
+        );
+        if (fragment) collect(fragment.selectionSet.selections, seen);
+      }
+    }
+  };
+  collect(operation.selectionSet.selections, new Set());
+  if (!namespaced(rootSelections)) return undefined;
+  const name = operation.name?.value;
+  try {
+    const plan = new Compiler(schema, document, operation, owners).compile();
+    const [entry, ...others] = plan.entries;
+    if (!entry || others.length > 0 || entry.kind !== 'namespace') fail('a subscription selects one root field');
+    const fields = entry.entries.filter((inner) => inner.typename === undefined);
+    if (fields.length !== 1) {
+      const subscription = name === undefined ? 'an anonymous subscription' : `subscription "${name}"`;
+      fail(`${subscription} must select exactly one field inside namespace "${entry.key}", but it selects ${fields.length}`);
+    }
+    return { plan };
+  } catch (error) {
+    if (error instanceof Unplannable) return { refusal: error.message, operationName: name };
     throw error;
   }
 }
@@ -136,7 +190,7 @@ class Compiler {
   readonly #operation: OperationDefinitionNode;
   readonly #owners: ReadonlyMap<string, LoadedRemote>;
   readonly #fragments = new Map<string, FragmentDefinitionNode>();
-  readonly #kind: 'query' | 'mutation';
+  readonly #kind: 'query' | 'mutation' | 'subscription';
   readonly #root: GraphQLObjectType;
   #places = 0;
   #conditional = false;
@@ -146,7 +200,7 @@ class Compiler {
     this.#document = document;
     this.#operation = operation;
     this.#owners = owners;
-    this.#kind = operation.operation as 'query' | 'mutation';
+    this.#kind = operation.operation;
     const root = schema.getRootType(operation.operation);
     if (!root) fail(`the schema has no ${this.#kind} type`);
     this.#root = root;

@@ -1,4 +1,5 @@
 import {
+  GraphQLError,
   GraphQLIncludeDirective,
   GraphQLSkipDirective,
   getDirectiveValues,
@@ -6,10 +7,11 @@ import {
   execute,
   type ExecutionArgs,
   type ExecutionResult,
-  type GraphQLError,
 } from 'graphql';
+import { mapAsyncIterator } from '@graphql-tools/utils';
 import { asRequestErrors, isRequestError } from '../errors.js';
-import type { ConditionNode, Placement, Plan, PlannedCall, TypenameMap } from './plan.js';
+import type { RemoteRequest } from '../remote-client.js';
+import type { ConditionNode, Placement, Plan, PlannedCall, RemoteCall, TypenameMap } from './plan.js';
 
 /** How the gateway executes the local part of a plan (Envelop's `executeFn`, graphql-js's `execute` by default). */
 export type LocalExecute = (args: ExecutionArgs) => unknown;
@@ -34,22 +36,7 @@ export async function executePlan(plan: Plan, args: ExecutionArgs, local: LocalE
       throw new Error('the local part of a planned operation did not answer one result');
     }
     if (call.empty) return { data: {} };
-    let variables: Record<string, unknown> | null = null;
-    for (const name of call.variables) {
-      if (Object.hasOwn(given, name)) (variables ??= {})[name] = given[name];
-    }
-    return call.remote.client.send(
-      {
-        document: call.document,
-        text: call.text,
-        locations: call.locations,
-        variables,
-        operationName: call.operationName,
-        schema: args.schema,
-      },
-      args.contextValue,
-      plan.operation,
-    );
+    return call.remote.client.send(requestOf(call, args), args.contextValue, plan.operation === 'mutation' ? 'mutation' : 'query');
   };
   let results: ExecutionResult[];
   if (plan.operation === 'query') {
@@ -59,6 +46,33 @@ export async function executePlan(plan: Plan, args: ExecutionArgs, local: LocalE
     for (const call of plan.calls) results.push(await send(call));
   }
   return assemble(plan, results, coerced);
+}
+
+/** The request of a remote call: its document, and of the client's variables those it defines. */
+function requestOf(call: RemoteCall, args: ExecutionArgs): RemoteRequest {
+  const given = args.variableValues ?? {};
+  let variables: Record<string, unknown> | null = null;
+  for (const name of call.variables) {
+    if (Object.hasOwn(given, name)) (variables ??= {})[name] = given[name];
+  }
+  return { document: call.document, text: call.text, locations: call.locations, variables, operationName: call.operationName, schema: args.schema };
+}
+
+/**
+ * Starts a subscription's plan: the one field inside its namespace field is subscribed to on the
+ * remote, and each event is nested under the namespace's key (with its `__typename`, renamed
+ * types and error paths as for a query). The variables were checked before (see the plugin).
+ * An event may be shared with other subscribers of the same upstream subscription: it is copied
+ * where it changes, never changed in place.
+ */
+export function subscribePlan(plan: Plan, args: ExecutionArgs): AsyncIterableIterator<ExecutionResult> {
+  const call = plan.calls[0] as RemoteCall;
+  let coerced: Record<string, unknown> = {};
+  if (plan.conditional && plan.variableDefinitions.length > 0) {
+    coerced = getVariableValues(args.schema, plan.variableDefinitions, args.variableValues ?? {}, { maxErrors: 50 }).coerced ?? {};
+  }
+  const stream = call.remote.client.subscribe(requestOf(call, args), args.contextValue);
+  return mapAsyncIterator(stream, (event) => assemble(plan, [event], coerced, true)) as AsyncIterableIterator<ExecutionResult>;
 }
 
 /** Whether the `@skip` and `@include` of every node let the field through. */
@@ -90,7 +104,8 @@ function refused(result: ExecutionResult): boolean {
   return !('data' in result) && result.errors !== undefined && result.errors.length > 0 && result.errors.every(isRequestError);
 }
 
-function assemble(plan: Plan, results: readonly ExecutionResult[], variables: Record<string, unknown>): ExecutionResult {
+/** `shared`: the results may be read by others too; what changes is copied. */
+function assemble(plan: Plan, results: readonly ExecutionResult[], variables: Record<string, unknown>, shared = false): ExecutionResult {
   // Every remote refused its part before executing anything: the request is answered as they
   // answered it, without `data`.
   if (plan.calls.every((call, index) => !call.local && refused(results[index]!))) {
@@ -100,10 +115,13 @@ function assemble(plan: Plan, results: readonly ExecutionResult[], variables: Re
   const answers: Array<Record<string, unknown> | null> = [];
   plan.calls.forEach((call, index) => {
     const result = results[index]!;
-    const data = (result.data ?? null) as Record<string, unknown> | null;
-    if (data && !call.local && call.typenames) rename(data, call.typenames, call.typeToPublic);
+    let data = (result.data ?? null) as Record<string, unknown> | null;
+    if (data && !call.local && call.typenames) {
+      if (shared) data = renamedCopy(data, call.typenames, call.typeToPublic) as Record<string, unknown>;
+      else rename(data, call.typenames, call.typeToPublic);
+    }
     answers.push(data);
-    for (const error of result.errors ?? []) errors.push(relocate(error, call, data === null));
+    for (const error of result.errors ?? []) errors.push(relocate(error, call, data === null, shared));
   });
   let data: Record<string, unknown> | null = {};
   for (const entry of arrange(plan.entries, plan.conditional, variables)) {
@@ -159,12 +177,28 @@ export function rename(value: unknown, map: TypenameMap, toPublic: ReadonlyMap<s
   for (const [key, child] of map.children ?? []) rename(object[key], child, toPublic);
 }
 
+/** {@link rename} on a copy: only the objects and lists on the way to a renamed `__typename` are copied. */
+function renamedCopy(value: unknown, map: TypenameMap, toPublic: ReadonlyMap<string, string>): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => renamedCopy(item, map, toPublic));
+  const object: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const key of map.typename ?? []) {
+    const name = object[key];
+    if (typeof name === 'string') object[key] = toPublic.get(name) ?? name;
+  }
+  for (const [key, child] of map.children ?? []) {
+    if (Object.hasOwn(object, key)) object[key] = renamedCopy(object[key], child, toPublic);
+  }
+  return object;
+}
+
 /**
  * An error of a call, at its path in the client's response (a namespace's fields are one level
  * deeper there). An error without a path, when the call answered no data, is put at the call's
- * first root field, as execution puts the error of a field it could not resolve.
+ * first root field, as execution puts the error of a field it could not resolve. `shared`: a
+ * relocated error is a copy.
  */
-function relocate(error: GraphQLError, call: PlannedCall, noData: boolean): GraphQLError {
+function relocate(error: GraphQLError, call: PlannedCall, noData: boolean, shared = false): GraphQLError {
   // The local part's errors are at the client's paths already; an error of the request has none.
   if (call.local || isRequestError(error)) return error;
   const path = error.path;
@@ -175,6 +209,22 @@ function relocate(error: GraphQLError, call: PlannedCall, noData: boolean): Grap
   } else if (noData && call.firstPath.length > 0) {
     relocated = call.firstPath.length > 1 ? call.firstPath.slice(0, 1) : call.firstPath;
   }
-  if (relocated) (error as { path: ReadonlyArray<string | number> | undefined }).path = relocated;
+  if (!relocated) return error;
+  if (shared) return relocatedCopy(error, relocated);
+  (error as { path: ReadonlyArray<string | number> | undefined }).path = relocated;
   return error;
+}
+
+function relocatedCopy(error: GraphQLError, path: ReadonlyArray<string | number>): GraphQLError {
+  const copy = new GraphQLError(error.message, {
+    ...(error.nodes ? { nodes: error.nodes } : {}),
+    ...(error.source ? { source: error.source } : {}),
+    ...(error.positions ? { positions: error.positions } : {}),
+    path,
+    ...(error.originalError ? { originalError: error.originalError } : {}),
+    extensions: { ...error.extensions },
+  });
+  // A remote's own locations (kept without a source) stay as they were.
+  if (!error.source && error.locations) Object.defineProperty(copy, 'locations', { value: error.locations, enumerable: true });
+  return copy;
 }

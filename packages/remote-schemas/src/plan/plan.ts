@@ -90,7 +90,8 @@ export type RootEntry = Placement &
 
 /** An operation compiled for its schema: the requests to send, and how their answers make the client's response. */
 export interface Plan {
-  operation: 'query' | 'mutation';
+  /** A subscription's plan has one call, to the remote of its namespace field, and one entry. */
+  operation: 'query' | 'mutation' | 'subscription';
   /** The operation's variable definitions, checked against the client's schema before anything is sent. */
   variableDefinitions: readonly VariableDefinitionNode[];
   /** Queries: sent in parallel. Mutations: one after the other, in this order. */
@@ -101,8 +102,14 @@ export interface Plan {
   conditional: boolean;
 }
 
-/** A plan, or why the operation is executed by delegation instead. */
-export type PlanDecision = { plan: Plan } | { fallback: string; operationName: string | undefined };
+/**
+ * A plan, or why the operation is executed by delegation instead, or (a subscription under a
+ * namespace, which delegation cannot run) why it is refused.
+ */
+export type PlanDecision =
+  | { plan: Plan }
+  | { fallback: string; operationName: string | undefined }
+  | { refusal: string; operationName: string | undefined };
 
 /** Why an operation cannot be planned (it is executed by delegation instead). */
 export class Unplannable extends Error {}

@@ -22,7 +22,7 @@ const renamings = new WeakMap<GraphQLSchema, Renaming>();
  * parts cut from it for roles). Follows `publicRemoteSchema`: field names are renamed on object
  * types only and keyed by the original type name, then types are renamed (roots, built-in
  * scalars and `__` names never by prefix or suffix), then root fields are nested under the
- * namespace type `<namespace>_query` / `<namespace>_mutation`.
+ * namespace type `<namespace>_query` / `<namespace>_mutation` / `<namespace>_subscription`.
  */
 export function renamingOf(remote: LoadedRemote): Renaming {
   let renaming = renamings.get(remote.base);
@@ -58,6 +58,7 @@ function build(remote: LoadedRemote): Renaming {
     let parent = rename(type.name);
     if (namespace && type === roots.query) parent = `${namespace}_query`;
     else if (namespace && type === roots.mutation) parent = `${namespace}_mutation`;
+    else if (namespace && type === roots.subscription) parent = `${namespace}_subscription`;
     const renameField = fieldRenamer(rule);
     const fields = new Map<string, string>();
     for (const name of Object.keys(type.getFields())) {

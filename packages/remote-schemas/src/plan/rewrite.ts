@@ -35,7 +35,7 @@ export class Rewriter {
     remote: LoadedRemote,
     renaming: Renaming,
     fragments: ReadonlyMap<string, FragmentDefinitionNode>,
-    kind: 'query' | 'mutation',
+    kind: 'query' | 'mutation' | 'subscription',
   ) {
     this.#schema = schema;
     this.#renaming = renaming;
@@ -50,6 +50,7 @@ export class Rewriter {
     if (renaming.namespace) {
       forbidden.add(`${renaming.namespace}_query`);
       forbidden.add(`${renaming.namespace}_mutation`);
+      forbidden.add(`${renaming.namespace}_subscription`);
     }
     this.#forbidden = forbidden;
   }
