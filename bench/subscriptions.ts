@@ -10,7 +10,10 @@
 // A third route, the floor, puts a bare WebSocket pass-through (bench/lib/ws-passthrough-server.ts:
 // a socket of its own upstream per client, bytes passed on both ways, nothing parsed) where the
 // gateway is: what any gateway keeping each session upstream pays at least, on the same machine.
-// BENCH_ONLY: `gateway`, `floor` or `direct` runs that route alone; BENCH_HEAP_SNAPSHOT: a directory where
+// BENCH_ONLY: comma-separated routes to run, of `direct`, `floor`, `gateway` (default: these three)
+// and `namespace`: through the gateway to the same remote added a second time under
+// `root_fields_namespace` (`subscription { ns { tick { ... } } }`, each event nested under `ns` by
+// the gateway), to compare with `gateway`. BENCH_HEAP_SNAPSHOT: a directory where
 // the gateway's heap is written before and with each N subscribers (bench/lib/heap-summary.ts);
 // BENCH_ALLOCATIONS: a directory where what the gateway allocates over each measured window is
 // written (V8's sampling heap profiler, collected objects included; bench/lib/allocation-summary.ts);
@@ -36,6 +39,7 @@ import { now } from './lib/ticker-remote.js';
 const ADMIN_SECRET = 'bench-subscriptions-admin-secret';
 const JWT_KEY = 'bench-subscriptions-jwt-key-of-at-least-32-characters';
 const QUERY = 'subscription { tick { user seq sentAt } }';
+const NAMESPACED_QUERY = 'subscription { ns { tick { user seq sentAt } } }';
 /** Subscribers connecting at once while they are set up. */
 const CONNECT_BATCH = 250;
 /**
@@ -63,7 +67,13 @@ const config: BenchConfig = {
   cpuProf: process.env['BENCH_CPU_PROF'] === '1',
 };
 const sizes = (process.env['BENCH_SUBSCRIBERS'] ?? '1000,9900').split(',').map(Number);
-const only = process.env['BENCH_ONLY'];
+const ROUTES = ['direct', 'floor', 'gateway', 'namespace'] as const;
+type Route = (typeof ROUTES)[number];
+const routes = new Set((process.env['BENCH_ONLY'] ?? 'direct,floor,gateway').split(',').map((r) => r.trim()));
+for (const route of routes) {
+  if (!(ROUTES as readonly string[]).includes(route)) throw new Error(`BENCH_ONLY: unknown route "${route}" (routes: ${ROUTES.join(', ')})`);
+}
+const runs = (route: Route) => routes.has(route);
 const snapshotDir = process.env['BENCH_HEAP_SNAPSHOT'];
 const allocationsDir = process.env['BENCH_ALLOCATIONS'];
 const timeline = process.env['BENCH_TIMELINE'] === '1';
@@ -127,6 +137,9 @@ class Subscribers {
     return [...this.#errors].map(([what, n]) => `${n} x ${what}`).join('; ');
   }
 
+  /** `namespaced`: the subscription is asked under the `ns` namespace field (its events nested under it). */
+  constructor(readonly namespaced = false) {}
+
   async open(n: number, url: string, params: (i: number) => Promise<Record<string, unknown>>): Promise<void> {
     for (let from = 0; from < n; from += CONNECT_BATCH) {
       const batch = Array.from({ length: Math.min(CONNECT_BATCH, n - from) }, (_, j) => from + j);
@@ -151,11 +164,11 @@ class Subscribers {
         },
       });
       this.clients.push(client);
-      client.subscribe<{ tick: Tick }>(
-        { query: QUERY },
+      client.subscribe<{ tick?: Tick; ns?: { tick: Tick } }>(
+        { query: this.namespaced ? NAMESPACED_QUERY : QUERY },
         {
           next: (result) => {
-            const tick = result.data?.tick;
+            const tick = this.namespaced ? result.data?.ns?.tick : result.data?.tick;
             if (!tick || tick.user !== user) {
               this.error(i, tick ? 'event of another user' : `result: ${JSON.stringify(result).slice(0, 200)}`);
               return;
@@ -237,7 +250,7 @@ function machineBusy(before: number[] | undefined, after: number[] | undefined):
 
 interface Measured {
   n: number;
-  route: 'direct' | 'floor' | 'gateway';
+  route: Route;
   failed: number;
   errors: string;
   delivered: number;
@@ -263,7 +276,7 @@ async function measure(
   url: string,
   params: (i: number) => Promise<Record<string, unknown>>,
 ): Promise<Measured> {
-  const subscribers = new Subscribers();
+  const subscribers = new Subscribers(route === 'namespace');
   if (gateway && snapshotDir) progress(`  heap snapshot: ${await gateway.heapSnapshot(join(snapshotDir, `gateway-${n}-idle.heapsnapshot`))}`);
   const idle = gateway && (await gateway.stats(true));
   progress(`  ${route}, ${n} subscribers: connecting`);
@@ -384,8 +397,7 @@ function token(i: number): Promise<string> {
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-subscriptions-'));
 const remote = await startChild('ticker-remote', 'lib/remote-server.ts', { kind: 'ticker' }, config);
-const floor =
-  only === undefined || only === 'floor'
+const floor = runs('floor')
     ? await startChild('ws-passthrough', 'lib/ws-passthrough-server.ts', { target: remote.url.replace(/^http/, 'ws') }, config, relayNodeArgs)
     : undefined;
 const gateway = await startChild(
@@ -398,11 +410,17 @@ const gateway = await startChild(
 const results: Measured[] = [];
 try {
   await metadataOrThrow(gateway.url, ADMIN_SECRET, 'add_remote_schema', { name: 'ticker', definition: { url: remote.url } });
+  if (runs('namespace')) {
+    await metadataOrThrow(gateway.url, ADMIN_SECRET, 'add_remote_schema', {
+      name: 'ticker_ns',
+      definition: { url: remote.url, customization: { root_fields_namespace: 'ns' } },
+    });
+  }
   const remoteWs = remote.url.replace(/^http/, 'ws');
   const gatewayWs = `${gateway.url.replace(/^http/, 'ws')}/v1/graphql`;
   for (const n of sizes) {
     // The same sessions both ways: directly, the headers the gateway would forward.
-    if (only === undefined || only === 'direct') {
+    if (runs('direct')) {
       results.push(await measure(n, 'direct', remote, undefined, remoteWs, async (i) => ({ headers: { 'x-svc-role': 'user', 'x-svc-user-id': `user-${i}` } })));
       await sleep(2);
     }
@@ -410,8 +428,12 @@ try {
       results.push(await measure(n, 'floor', remote, floor, floor.url.replace(/^http/, 'ws'), async (i) => ({ headers: { 'x-svc-role': 'user', 'x-svc-user-id': `user-${i}` } })));
       await sleep(2);
     }
-    if (only === undefined || only === 'gateway') {
+    if (runs('gateway')) {
       results.push(await measure(n, 'gateway', remote, gateway, gatewayWs, async (i) => ({ headers: { authorization: `Bearer ${await token(i)}` } })));
+      await sleep(2);
+    }
+    if (runs('namespace')) {
+      results.push(await measure(n, 'namespace', remote, gateway, gatewayWs, async (i) => ({ headers: { authorization: `Bearer ${await token(i)}` } })));
       await sleep(2);
     }
   }
@@ -427,7 +449,9 @@ const method =
   'processes; N graphql-ws clients in this process, each with its own session (a JWT of its own through the gateway; ' +
   'the same session headers directly), first directly to the remote, then through a bare WebSocket pass-through (floor: ' +
   'a socket of its own upstream per client, bytes passed on, nothing parsed), then through the gateway; in the floor ' +
-  "row the gateway columns are the pass-through's. Latency: sent at the " +
+  "row the gateway columns are the pass-through's" +
+  (runs('namespace') ? '; last, through the gateway to the same remote under a root fields namespace (namespace row)' : '') +
+  '. Latency: sent at the ' +
   'remote to received by the client. Memory: gateway RSS and heap after a full GC with the N subscribers (after the ' +
   'latency window, the last of 5 samples 1 s apart) minus before them, per subscriber; peak RSS: the largest RSS read ' +
   'each second of the window (no forced GC, garbage included) minus before, per subscriber. CPU per event: CPU time of the process over the window / events delivered (gateway) or sent (remote).' +
@@ -470,6 +494,7 @@ const largest = Math.max(...sizes);
 const direct = results.find((r) => r.n === largest && r.route === 'direct');
 const through = results.find((r) => r.n === largest && r.route === 'gateway');
 const passthrough = results.find((r) => r.n === largest && r.route === 'floor');
+const namespaced = results.find((r) => r.n === largest && r.route === 'namespace');
 if (direct && through) {
   console.log('');
   console.log(
@@ -495,4 +520,11 @@ if (direct && through) {
         `${round(passthrough.rssPerSubscriber ?? NaN, 1)} KiB RSS per subscriber; the gateway's p99 is ${round(through.p99 - passthrough.p99, 1)} ms above it`,
     );
   }
+}
+if (through && namespaced) {
+  console.log(
+    `- under a namespace at ${largest} (not a target): CPU ${round(namespaced.gatewayCpuPerEvent ?? NaN, 1)} µs per event vs ` +
+      `${round(through.gatewayCpuPerEvent ?? NaN, 1)} without (${round((namespaced.gatewayCpuPerEvent ?? NaN) / (through.gatewayCpuPerEvent ?? NaN), 2)}x), ` +
+      `p99 ${round(namespaced.p99, 1)} ms vs ${round(through.p99, 1)}, ${round(namespaced.rssPerSubscriber ?? NaN, 1)} KiB RSS per subscriber vs ${round(through.rssPerSubscriber ?? NaN, 1)}`,
+  );
 }

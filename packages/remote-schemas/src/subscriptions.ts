@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ExecutionResult } from 'graphql';
+import { mapAsyncIterator } from '@graphql-tools/utils';
 import { asRequestErrors, fellBehindError, remoteSubscriptionError, toGraphQLError, tooManySubscriptionsError } from './errors.js';
 import type { SentLocations } from './locations.js';
 import type { Logger } from './options.js';
@@ -81,6 +82,23 @@ export interface PushableStream<T> extends AsyncIterableIterator<T> {
 /** Whether `stream` is a {@link PushableStream}. */
 export function isPushable<T>(stream: AsyncIterable<T> | AsyncIterator<T>): stream is PushableStream<T> {
   return typeof (stream as Partial<PushableStream<T>>).listen === 'function';
+}
+
+/**
+ * `stream` with `map` applied to each result; a {@link PushableStream} stays one (its listener
+ * gets each result mapped, synchronously), so that a server writing results as they come still can.
+ */
+export function mapResults<T, U>(stream: AsyncIterableIterator<T>, map: (value: T) => U): AsyncIterableIterator<U> {
+  if (!isPushable(stream)) return mapAsyncIterator(stream, map) as AsyncIterableIterator<U>;
+  const step = (result: IteratorResult<T>): IteratorResult<U> => (result.done === true ? result : { done: false, value: map(result.value) });
+  const mapped: PushableStream<U> = {
+    next: () => stream.next().then(step),
+    return: () => (stream.return ? stream.return().then(step) : Promise.resolve({ done: true, value: undefined })),
+    throw: (error: unknown) => (stream.throw ? stream.throw(error).then(step) : Promise.reject(error)),
+    listen: (listener) => stream.listen((result) => listener(step(result))),
+    [Symbol.asyncIterator]: () => mapped,
+  };
+  return mapped;
 }
 
 const DONE: IteratorResult<ExecutionResult> = Object.freeze({ done: true, value: undefined });

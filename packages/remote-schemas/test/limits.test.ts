@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSchema } from 'graphql-yoga';
 import { startSampleRemote, startSchemaServer, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createRemoteSchemaRegistry, type RemoteSchemaEntry, type RemoteSchemaRegistryOptions } from '../src/index.js';
-import { SubscriptionPool, isPushable } from '../src/subscriptions.js';
+import { SubscriptionPool, isPushable, mapResults } from '../src/subscriptions.js';
 import { startGateway, type Gateway } from './utils/gateway.js';
 import { memoryLogger, startStubRemote, waitFor, type StubRemote } from './utils/fixtures.js';
 
@@ -443,6 +443,47 @@ describe('a subscriber that listens', () => {
     ]);
     expect(pool.subscribers).toBe(0);
     expect(await waitFor(() => pool.size === 0)).toBe(true);
+  });
+});
+
+describe('a mapped subscriber (a subscription under a namespace)', () => {
+  const nest = (value: unknown) => ({ nested: value });
+
+  it('stays pushable: its listener gets each event mapped, then the end once', async () => {
+    const pool = samplePool();
+    const stream = mapResults(pool.subscribe({ query: 'subscription { countdown(from: 2, intervalMs: 1) }' }, { 'x-svc-role': 'mapped' }, false), nest);
+    if (!isPushable(stream)) throw new Error('expected a pushable stream');
+    const steps: Array<IteratorResult<unknown>> = [];
+    stream.listen((step) => steps.push(step));
+    expect(await waitFor(() => steps.at(-1)?.done === true)).toBe(true);
+    expect(steps).toEqual([
+      { done: false, value: { nested: { data: { countdown: 2 } } } },
+      { done: false, value: { nested: { data: { countdown: 1 } } } },
+      { done: false, value: { nested: { data: { countdown: 0 } } } },
+      { done: true, value: undefined },
+    ]);
+    expect(await waitFor(() => pool.size === 0)).toBe(true);
+  });
+
+  it('maps what next() reads, and return() releases its upstream', async () => {
+    const pool = samplePool();
+    const stream = mapResults(pool.subscribe({ query: 'subscription { countdown(from: 100, intervalMs: 1) }' }, { 'x-svc-role': 'reader' }, false), nest);
+    expect(await stream.next()).toEqual({ done: false, value: { nested: { data: { countdown: 100 } } } });
+    expect(await stream.return?.()).toEqual({ done: true, value: undefined });
+    expect(pool.subscribers).toBe(0);
+    expect(await waitFor(() => pool.size === 0)).toBe(true);
+  });
+
+  it('of a stream that cannot push, is an ordinary mapped iterator', async () => {
+    async function* two() {
+      yield 1;
+      yield 2;
+    }
+    const stream = mapResults(two(), (n: number) => n * 10);
+    expect(isPushable(stream)).toBe(false);
+    const seen: number[] = [];
+    for await (const value of stream) seen.push(value);
+    expect(seen).toEqual([10, 20]);
   });
 });
 

@@ -145,6 +145,33 @@ describe('graphql-ws lane: the same messages as Envelop', () => {
           },
         }),
       ).toEqual({ message: 'success' });
+      // The same remote again, its root fields under a namespace, its types renamed.
+      const customization = { root_fields_namespace: 'ns', type_names: { prefix: 'N_' } };
+      expect(
+        await metadata(server, {
+          type: 'bulk',
+          args: [
+            { type: 'add_remote_schema', args: { name: 'nested', definition: { url: remote.url, customization } } },
+            {
+              type: 'add_remote_schema_permissions',
+              args: {
+                remote_schema: 'nested',
+                role: 'user',
+                definition: {
+                  schema: `
+                    type Query { hello: String! }
+                    type Message { id: ID! text: String! }
+                    type Subscription {
+                      countdown(from: Int! @preset(value: "x-svc-from"), intervalMs: Int): Int!
+                      messageAdded: Message!
+                    }
+                  `,
+                },
+              },
+            },
+          ],
+        }),
+      ).toEqual([{ message: 'success' }, { message: 'success' }]);
     }
   });
 
@@ -173,6 +200,12 @@ describe('graphql-ws lane: the same messages as Envelop', () => {
     ['two root fields', { gets: 'errors', query: 'subscription { countdown(intervalMs: 1) echoHeaders }', headers: user }],
     ['admin', { gets: 'events', query: 'subscription { countdown(from: 2, intervalMs: 1) }', headers: admin }],
     ['a query over the socket', { gets: 'events', query: '{ hello }', headers: user }],
+    ['under a namespace', { gets: 'events', query: 'subscription { ns { countdown(intervalMs: 1) } }', headers: user }],
+    ['under a namespace, with aliases and __typename', { gets: 'events', query: 'subscription { n: ns { __typename c: countdown(intervalMs: 1) } }', headers: user }],
+    ['admin under a namespace', { gets: 'events', query: 'subscription { ns { countdown(from: 1, intervalMs: 1) } }', headers: admin }],
+    ['two fields under a namespace', { gets: 'errors', query: 'subscription { ns { countdown(intervalMs: 1) messageAdded { id } } }', headers: user }],
+    ['the one field under a namespace left out', { gets: 'errors', query: 'subscription { ns { countdown(intervalMs: 1) @include(if: false) } }', headers: user }],
+    ['a field under a namespace the role is not granted', { gets: 'errors', query: 'subscription { ns { echoHeaders } }', headers: user }],
   ];
 
   it.each(cases)('%s', async (_name, operation) => {

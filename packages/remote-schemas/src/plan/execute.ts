@@ -8,9 +8,9 @@ import {
   type ExecutionArgs,
   type ExecutionResult,
 } from 'graphql';
-import { mapAsyncIterator } from '@graphql-tools/utils';
 import { asRequestErrors, isRequestError } from '../errors.js';
 import type { RemoteRequest } from '../remote-client.js';
+import { mapResults } from '../subscriptions.js';
 import type { ConditionNode, Placement, Plan, PlannedCall, RemoteCall, TypenameMap } from './plan.js';
 
 /** How the gateway executes the local part of a plan (Envelop's `executeFn`, graphql-js's `execute` by default). */
@@ -72,7 +72,7 @@ export function subscribePlan(plan: Plan, args: ExecutionArgs): AsyncIterableIte
     coerced = getVariableValues(args.schema, plan.variableDefinitions, args.variableValues ?? {}, { maxErrors: 50 }).coerced ?? {};
   }
   const stream = call.remote.client.subscribe(requestOf(call, args), args.contextValue);
-  return mapAsyncIterator(stream, (event) => assemble(plan, [event], coerced, true)) as AsyncIterableIterator<ExecutionResult>;
+  return mapResults(stream, (event: ExecutionResult) => assemble(plan, [event], coerced, true));
 }
 
 /** Whether the `@skip` and `@include` of every node let the field through. */
