@@ -10,7 +10,7 @@ import {
 } from 'graphql';
 import { routingOf, type RootOperation } from './compose.js';
 import type { LoadedRemote } from './loaded-remote.js';
-import { sentDocumentOf, type SentDocument } from './sent-document.js';
+import { printedDocumentOf, sentDocumentOf, type SentDocument } from './sent-document.js';
 
 /** Where an operation goes as it is, what kind of operation it is, and what is sent of its document. */
 export interface ForwardTarget {
@@ -86,7 +86,9 @@ function decide(schema: GraphQLSchema, document: DocumentNode, operationName: st
   if (remoteRoot.name !== routing.rootTypeNames[kind] && namesType(document, new Set(Object.values(routing.rootTypeNames)))) {
     return undefined;
   }
-  return { remote: target, operation: kind, sent: sentDocumentOf(document, operation) };
+  // A subscription's text is its upstream subscription's key: printed, so that spacing does not split it.
+  const sent = kind === 'subscription' ? printedDocumentOf(document, operation) : sentDocumentOf(document, operation);
+  return { remote: target, operation: kind, sent };
 }
 
 function namesType(document: DocumentNode, names: ReadonlySet<string>): boolean {

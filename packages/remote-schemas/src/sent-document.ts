@@ -38,10 +38,35 @@ export function sentDocumentOf(document: DocumentNode, operation: OperationDefin
   return sent;
 }
 
-function build(document: DocumentNode, operation: OperationDefinitionNode): SentDocument {
+/** Per operation node, as {@link sentDocuments}: what {@link printedDocumentOf} decided. */
+const printedDocuments = new WeakMap<OperationDefinitionNode, SentDocument>();
+
+/**
+ * What a remote needs of `operation`, as {@link sentDocumentOf}, always printed: for subscriptions,
+ * which share one upstream subscription when their text is the same, so that clients whose
+ * documents differ only in spacing, commas or comments share it too (each subscriber moves the
+ * locations of the remote's errors back into its own text).
+ */
+export function printedDocumentOf(document: DocumentNode, operation: OperationDefinitionNode): SentDocument {
+  let sent = printedDocuments.get(operation);
+  if (!sent) {
+    const { needed } = neededOf(document, operation);
+    const text = print(needed);
+    sent = { document: needed, text, locations: new PrintedLocations(needed, text, document.loc?.source ?? operation.loc?.source) };
+    printedDocuments.set(operation, sent);
+  }
+  return sent;
+}
+
+/** The operation and the fragments it uses; `whole`: that is all of `document`. */
+function neededOf(document: DocumentNode, operation: OperationDefinitionNode): { needed: DocumentNode; whole: boolean } {
   const fragments = usedFragments(document, operation);
   const whole = document.definitions.length === fragments.length + 1;
-  const needed: DocumentNode = whole ? document : { kind: Kind.DOCUMENT, definitions: [operation, ...fragments] };
+  return { needed: whole ? document : { kind: Kind.DOCUMENT, definitions: [operation, ...fragments] }, whole };
+}
+
+function build(document: DocumentNode, operation: OperationDefinitionNode): SentDocument {
+  const { needed, whole } = neededOf(document, operation);
   const text = print(needed);
   // A document parsed from the client's text has its place; one derived from it (a join plan's
   // base) has none, but the operation node it copied still points into the client's text.

@@ -274,17 +274,23 @@ describe('subscriptions', () => {
       for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
       return condition();
     };
-    const open = (who: Record<string, unknown>) => {
+    const open = (who: Record<string, unknown>, query = 'subscription { messageAdded { text } }') => {
       const client = gateway.wsClient({ session: who });
-      const iterator = client.iterate({ query: 'subscription { messageAdded { text } }' });
+      const iterator = client.iterate({ query });
       const first = iterator.next();
       return { iterator, first };
     };
     const before = remote.connections.length;
+    const subscribedBefore = remote.subscribed.length;
     const a1 = open(session);
-    const a2 = open(session);
+    // The same subscription written with other spacing, commas and a comment: it shares a1's.
+    const a2 = open(session, '# the same\nsubscription{messageAdded{,text,}}');
     const b = open({ role: 'editor', variables: {} });
     expect(await waitFor(() => remote.openSockets() === 2 && remote.connections.length - before === 2)).toBe(true);
+    // One upstream subscription per session: a2 joined a1's.
+    expect(await waitFor(() => remote.subscribed.length - subscribedBefore === 2)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(remote.subscribed.length - subscribedBefore).toBe(2);
     await gateway.post({ query: 'mutation { addMessage(input: {text: "ping"}) { id } }' });
     for (const sub of [a1, a2, b]) {
       expect(await sub.first).toEqual({ done: false, value: { data: { messageAdded: { text: 'ping' } } } });
