@@ -11,7 +11,8 @@ import { isAsyncIterable, mapAsyncIterator } from '@graphql-tools/utils';
 import { forwardTarget, type ForwardTarget } from './fast-path.js';
 import { roleSchemaInfo } from './permissions/role-schema.js';
 import type { RemoteRequest } from './remote-client.js';
-import { executePlan, subscribePlan } from './plan/execute.js';
+import { executePlan } from './plan/execute.js';
+import { refusedSubscription, subscribePlan } from './plan/subscription.js';
 import type { Plan } from './plan/plan.js';
 import { planFor, subscriptionPlanFor } from './plan/cache.js';
 import { coerceVariables, emptySubscription } from './request-errors.js';
@@ -76,8 +77,8 @@ function subscriptionStart(
   const plan = subscriptionPlanFor(schema, document, operationName, logger);
   if (!plan) return undefined;
   if ('refusal' in plan) {
-    const refused = joinRefused(plan);
-    return () => refused;
+    const { refusal } = plan;
+    return () => refusedSubscription(refusal);
   }
   return (args) => subscribePlan(plan as Plan, args);
 }
@@ -191,8 +192,7 @@ function withJoins(joins: JoinPlan, run: (args: ExecutionArgs) => unknown): Runn
   return async (args) => refusedBeforeExecution(args) ?? executeJoins(joins, (await run(baseArgs(joins, args))) as ExecutionResult, args);
 }
 
-/** An operation no route can run (a join, or a namespaced subscription, the gateway cannot express). */
-function joinRefused(joins: JoinRefusal | { refusal: string }): ExecutionResult {
+function joinRefused(joins: JoinRefusal): ExecutionResult {
   return { errors: [new GraphQLError(`the operation cannot be executed: ${joins.refusal}`, { extensions: { code: 'validation-failed' } })] };
 }
 

@@ -102,7 +102,9 @@ export function emptySubscription(
     return found;
   };
   try {
-    if (hasField(operation.selectionSet, root, false)) return undefined;
+    // Nothing left out by a directive: validation (or, for a namespace field with only
+    // `__typename` inside, its own refusal) answers instead.
+    if (hasField(operation.selectionSet, root, false) || leftOut.length === 0) return undefined;
   } catch (error) {
     // A directive's argument without a value: execution fails the same way.
     if (error instanceof GraphQLError) return { errors: asRequestErrors([error]) };

@@ -150,22 +150,65 @@ describe('root fields namespace', () => {
     expect(events.map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)))).toEqual(want);
   });
 
-  it('refuses a subscription that selects two fields inside the namespace, before asking the remote', async () => {
+  /** Every result of a subscription over graphql-ws, or what ended it otherwise. */
+  const everyResult = async (request: { query: string; variables?: Record<string, unknown> }) => {
     const client = gateway.wsClient();
-    const outcome = await client
-      .iterate({ query: 'subscription { sample { countdown(from: 1) echoHeaders } }' })
-      .next()
-      .then((r) => r.value, (error: unknown) => error);
-    await client.dispose();
-    expect(outcome).toEqual({
-      errors: [
-        {
-          message:
-            'the operation cannot be executed: an anonymous subscription must select exactly one field inside namespace "sample", but it selects 2',
-          extensions: { code: 'validation-failed' },
-        },
-      ],
+    const results: unknown[] = [];
+    try {
+      for await (const result of client.iterate(request)) results.push(result);
+    } catch (error) {
+      results.push({ thrown: error });
+    } finally {
+      await client.dispose();
+    }
+    return results;
+  };
+  const oneField = (count: number) => ({
+    errors: [
+      {
+        message: `the operation cannot be executed: an anonymous subscription must select exactly one field inside namespace "sample", but it selects ${count}`,
+        extensions: { code: 'validation-failed', path: '$' },
+      },
+    ],
+  });
+
+  it('refuses a subscription that selects two fields, or none, inside the namespace, before asking the remote', async () => {
+    const before = remote.subscribed.length;
+    expect(await everyResult({ query: 'subscription { sample { countdown(from: 1) echoHeaders } }' })).toEqual([oneField(2)]);
+    expect(await everyResult({ query: 'subscription { sample { __typename } }' })).toEqual([oneField(0)]);
+    // Decided for the variables when @skip / @include are among them.
+    expect(
+      await everyResult({
+        query: 'subscription($a: Boolean!, $b: Boolean!) { sample { a: countdown(from: 1) @include(if: $a) b: countdown(from: 2) @include(if: $b) } }',
+        variables: { a: true, b: true },
+      }),
+    ).toEqual([oneField(2)]);
+    expect(remote.subscribed.length).toBe(before);
+    // An error of the request: 400 where the client accepts application/graphql-response+json.
+    const response = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+      body: JSON.stringify({ query: 'subscription { sample { countdown(from: 1) echoHeaders } }' }),
     });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual(oneField(2));
+  });
+
+  it('sends the remote only the field @skip / @include leave, without them or their variables', async () => {
+    const before = remote.subscribed.length;
+    expect(await everyResult({ query: 'subscription { sample { a: countdown(from: 1, intervalMs: 1) @skip(if: true) b: countdown(from: 0) } }' })).toEqual([
+      { data: { sample: { b: 0 } } },
+    ]);
+    const query = `subscription($s: Boolean!, $from: Int!) {
+      sample { ... @include(if: $s) { a: countdown(from: $from, intervalMs: 1) } b: countdown(from: 5) @skip(if: $s) }
+    }`;
+    expect(await everyResult({ query, variables: { s: true, from: 1 } })).toEqual([{ data: { sample: { a: 1 } } }, { data: { sample: { a: 0 } } }]);
+    expect(await everyResult({ query, variables: { s: false, from: 1 } })).toHaveLength(6);
+    expect(remote.subscribed.slice(before)).toEqual([
+      expect.objectContaining({ query: expect.not.stringMatching(/@|\$s|\ba:/) }),
+      { query: 'subscription ($from: Int!) {\n  a: countdown(from: $from, intervalMs: 1)\n}', variables: { from: 1 }, operationName: null },
+      { query: 'subscription {\n  b: countdown(from: 5)\n}', variables: null, operationName: null },
+    ]);
   });
 
   it('answers a request error when the only field inside the namespace is left out', async () => {

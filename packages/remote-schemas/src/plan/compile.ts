@@ -34,6 +34,7 @@ import {
 } from './plan.js';
 import { renamingOf, type Renaming } from './renaming.js';
 import { Rewriter, prune } from './rewrite.js';
+import { oneFieldMessage } from './subscription.js';
 
 /**
  * Compiles the operation `operationName` of `document` (validated against `schema`) into a plan:
@@ -67,7 +68,8 @@ export function compilePlan(
  * A subscription is planned only when its root field is a remote's `root_fields_namespace` field:
  * the one field selected inside it is subscribed to on the remote, and each event is nested under
  * the namespace's key. Any other subscription is not planned (sent as it is, or delegated).
- * `{ refusal }`: a namespaced subscription that cannot be served (no other route can run it).
+ * `{ refusal }`: a namespaced subscription that cannot be served (no other route can run it), with
+ * the message that refuses it.
  */
 function compileSubscription(
   schema: GraphQLSchema,
@@ -103,14 +105,12 @@ function compileSubscription(
     const plan = new Compiler(schema, document, operation, owners).compile();
     const [entry, ...others] = plan.entries;
     if (!entry || others.length > 0 || entry.kind !== 'namespace') fail('a subscription selects one root field');
-    const fields = entry.entries.filter((inner) => inner.typename === undefined);
-    if (fields.length !== 1) {
-      const subscription = name === undefined ? 'an anonymous subscription' : `subscription "${name}"`;
-      fail(`${subscription} must select exactly one field inside namespace "${entry.key}", but it selects ${fields.length}`);
-    }
+    // With @skip / @include among them, the fields are counted for each request's variables.
+    const fields = entry.entries.filter((inner) => inner.typename === undefined).length;
+    if (fields === 0 || (fields > 1 && !plan.conditional)) return { refusal: oneFieldMessage(name, entry.key, fields), operationName: name };
     return { plan };
   } catch (error) {
-    if (error instanceof Unplannable) return { refusal: error.message, operationName: name };
+    if (error instanceof Unplannable) return { refusal: `the operation cannot be executed: ${error.message}`, operationName: name };
     throw error;
   }
 }

@@ -10,7 +10,6 @@ import {
 } from 'graphql';
 import { asRequestErrors, isRequestError } from '../errors.js';
 import type { RemoteRequest } from '../remote-client.js';
-import { mapResults } from '../subscriptions.js';
 import type { ConditionNode, Placement, Plan, PlannedCall, RemoteCall, TypenameMap } from './plan.js';
 
 /** How the gateway executes the local part of a plan (Envelop's `executeFn`, graphql-js's `execute` by default). */
@@ -49,7 +48,7 @@ export async function executePlan(plan: Plan, args: ExecutionArgs, local: LocalE
 }
 
 /** The request of a remote call: its document, and of the client's variables those it defines. */
-function requestOf(call: RemoteCall, args: ExecutionArgs): RemoteRequest {
+export function requestOf(call: RemoteCall, args: ExecutionArgs): RemoteRequest {
   const given = args.variableValues ?? {};
   let variables: Record<string, unknown> | null = null;
   for (const name of call.variables) {
@@ -58,25 +57,8 @@ function requestOf(call: RemoteCall, args: ExecutionArgs): RemoteRequest {
   return { document: call.document, text: call.text, locations: call.locations, variables, operationName: call.operationName, schema: args.schema };
 }
 
-/**
- * Starts a subscription's plan: the one field inside its namespace field is subscribed to on the
- * remote, and each event is nested under the namespace's key (with its `__typename`, renamed
- * types and error paths as for a query). The variables were checked before (see the plugin).
- * An event may be shared with other subscribers of the same upstream subscription: it is copied
- * where it changes, never changed in place.
- */
-export function subscribePlan(plan: Plan, args: ExecutionArgs): AsyncIterableIterator<ExecutionResult> {
-  const call = plan.calls[0] as RemoteCall;
-  let coerced: Record<string, unknown> = {};
-  if (plan.conditional && plan.variableDefinitions.length > 0) {
-    coerced = getVariableValues(args.schema, plan.variableDefinitions, args.variableValues ?? {}, { maxErrors: 50 }).coerced ?? {};
-  }
-  const stream = call.remote.client.subscribe(requestOf(call, args), args.contextValue);
-  return mapResults(stream, (event: ExecutionResult) => assemble(plan, [event], coerced, true));
-}
-
 /** Whether the `@skip` and `@include` of every node let the field through. */
-function included(nodes: readonly ConditionNode[], variables: Record<string, unknown>): boolean {
+export function included(nodes: readonly ConditionNode[], variables: Record<string, unknown>): boolean {
   for (const node of nodes) {
     if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.['if'] === true) return false;
     if (getDirectiveValues(GraphQLIncludeDirective, node, variables)?.['if'] === false) return false;
@@ -105,7 +87,7 @@ function refused(result: ExecutionResult): boolean {
 }
 
 /** `shared`: the results may be read by others too; what changes is copied. */
-function assemble(plan: Plan, results: readonly ExecutionResult[], variables: Record<string, unknown>, shared = false): ExecutionResult {
+export function assemble(plan: Plan, results: readonly ExecutionResult[], variables: Record<string, unknown>, shared = false): ExecutionResult {
   // Every remote refused its part before executing anything: the request is answered as they
   // answered it, without `data`.
   if (plan.calls.every((call, index) => !call.local && refused(results[index]!))) {
