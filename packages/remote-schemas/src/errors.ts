@@ -56,6 +56,13 @@ export function fellBehindError(name: string): GraphQLError {
   });
 }
 
+/** The last result of a subscription whose remote schema was removed from the metadata. */
+export function remoteRemovedError(name: string): GraphQLError {
+  return new GraphQLError(`remote schema "${name}" was removed`, {
+    extensions: { code: 'remote-schema-error', path: '$' },
+  });
+}
+
 /** The GraphQL error of a subscription refused because the remote has its most subscriptions open. */
 export function tooManySubscriptionsError(name: string): GraphQLError {
   return new GraphQLError(`too many subscriptions to remote schema "${name}"`, {

@@ -382,7 +382,7 @@ class Registry {
       // (`#hooks.onIdle`).
       if (!names.has(name)) {
         this.#clients.delete(remote.client);
-        void remote.client.dispose();
+        void remote.client.dispose(true);
       } else if (remote.client.subscriptions.size === 0) {
         this.#clients.delete(remote.client);
       }

@@ -398,8 +398,9 @@ export class RemoteClient {
     return result;
   }
 
-  dispose(): Promise<void> {
-    return this.subscriptions.dispose();
+  /** Ends its subscriptions (`removed`: with an error saying that its remote schema was removed). */
+  dispose(removed = false): Promise<void> {
+    return this.subscriptions.dispose(removed);
   }
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ExecutionResult } from 'graphql';
 import { mapAsyncIterator } from '@graphql-tools/utils';
-import { asRequestErrors, fellBehindError, remoteSubscriptionError, toGraphQLError, tooManySubscriptionsError } from './errors.js';
+import { asRequestErrors, fellBehindError, remoteRemovedError, remoteSubscriptionError, toGraphQLError, tooManySubscriptionsError } from './errors.js';
 import type { SentLocations } from './locations.js';
 import type { Logger } from './options.js';
 import { redactUrls } from './redact.js';
@@ -64,7 +64,12 @@ interface Connection {
 const DEFAULT_MAX_QUEUED_EVENTS = 1024;
 
 /** What the remote sent on a shared upstream subscription, as each of its subscribers reads it. */
-type Item = { kind: 'next'; value: RemoteResult } | { kind: 'error'; error: unknown } | { kind: 'complete' };
+type Item =
+  | { kind: 'next'; value: RemoteResult }
+  | { kind: 'error'; error: unknown }
+  | { kind: 'complete' }
+  /** The gateway ends it with this last result (its remote schema was removed). */
+  | { kind: 'end'; result: ExecutionResult };
 
 type RemoteResult = { data?: unknown; errors?: readonly unknown[] | undefined };
 
@@ -265,6 +270,7 @@ class Subscriber implements PushableStream<ExecutionResult> {
     if (item.kind === 'next') return this.#fromUpstream(fromRemote(item.value, this.locations));
     this.finish();
     if (item.kind === 'complete') return DONE;
+    if (item.kind === 'end') return { done: false, value: item.result };
     // The remote refused the operation (validation): its errors, as it wrote them.
     const { error } = item;
     if (Array.isArray(error)) return this.#fromUpstream({ errors: asRequestErrors(error.map((e: unknown) => toGraphQLError(e, this.locations))) });
@@ -446,9 +452,15 @@ export class SubscriptionPool {
     return subscriber;
   }
 
-  /** Closes every upstream connection; their subscriptions end. */
-  async dispose(): Promise<void> {
+  /**
+   * Closes every upstream connection; their subscriptions end (`removed`: the remote schema was
+   * removed, and each subscriber gets an error saying so before its end).
+   */
+  async dispose(removed = false): Promise<void> {
     this.#disposed = true;
+    if (removed) {
+      for (const upstream of [...this.#upstreams.values()]) this.#deliver(upstream, { kind: 'end', result: { errors: [remoteRemovedError(this.#options.name)] } });
+    }
     const connections = [...this.#connections.values()];
     this.#connections.clear();
     for (const connection of connections) connection.client.dispose();

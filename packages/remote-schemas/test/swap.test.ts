@@ -101,16 +101,24 @@ describe('open subscriptions', () => {
     await iterator.return?.();
   });
 
-  it('end when their remote is removed', async () => {
+  it('end with an error saying so when their remote is removed', async () => {
     registry.commit(await registry.plan([sampleEntry]));
     const client = gateway.wsClient();
     const iterator = client.iterate({ query: 'subscription { countdown(from: 1000, intervalMs: 20) }' });
     expect(await iterator.next()).toEqual({ done: false, value: { data: { countdown: 1000 } } });
     registry.commit(await registry.plan([otherEntry]));
-    // Whatever was in flight may still arrive; then the stream ends.
+    // Whatever was in flight may still arrive; then the error, then the end.
+    const rest: unknown[] = [];
     let step = await iterator.next();
-    for (let i = 0; i < 10 && !step.done; i++) step = await iterator.next();
+    for (let i = 0; i < 10 && !step.done; i++) {
+      rest.push(step.value);
+      step = await iterator.next();
+    }
     expect(step.done).toBe(true);
+    expect(rest.at(-1)).toEqual({
+      errors: [{ message: 'remote schema "sample" was removed', extensions: { code: 'remote-schema-error', path: '$' } }],
+    });
+    expect(rest.slice(0, -1).every((value) => (value as { data?: unknown }).data !== undefined)).toBe(true);
     for (let i = 0; i < 100 && sample.openSockets() > 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(sample.openSockets()).toBe(0);
   });

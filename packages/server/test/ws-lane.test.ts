@@ -266,6 +266,45 @@ describe('graphql-ws lane: the same messages as Envelop', () => {
 });
 
 describe('graphql-ws lane: a remote that goes away', () => {
+  it('ends its subscriptions with an error naming it when the remote schema is removed, either way', async () => {
+    for (const directLane of [true, false]) {
+      await withLaneServer(`removed-${String(directLane)}`, { directLane }, async (server) => {
+        const client = createClient({
+          url: server.wsUrl,
+          webSocketImpl: WebSocket,
+          connectionParams: { headers: { 'x-svc-admin-secret': ADMIN_SECRET, 'x-svc-role': 'user' } },
+          retryAttempts: 0,
+        });
+        const seen: unknown[] = [];
+        let firstEvent!: () => void;
+        const first = new Promise<void>((resolve) => (firstEvent = resolve));
+        const ended = new Promise<void>((resolve) => {
+          client.subscribe(
+            { query: 'subscription { countdown(from: 100000, intervalMs: 20) }' },
+            {
+              next: (value) => {
+                seen.push(value);
+                firstEvent();
+              },
+              error: (error) => {
+                seen.push({ error: String(error) });
+                resolve();
+              },
+              complete: () => resolve(),
+            },
+          );
+        });
+        await first;
+        expect(await metadata(server, { type: 'remove_remote_schema', args: { name: 'sample' } })).toEqual({ message: 'success' });
+        await ended;
+        await client.dispose();
+        expect(seen.at(-1)).toEqual({
+          errors: [{ message: 'remote schema "sample" was removed', extensions: { code: 'remote-schema-error', path: '$' } }],
+        });
+      });
+    }
+  });
+
   it('ends its subscriptions with the same last result either way', async () => {
     const flaky = await startSampleRemote({ name: 'flaky' });
     const common = { port: 0, adminSecret: ADMIN_SECRET, logger: silent } as const;
