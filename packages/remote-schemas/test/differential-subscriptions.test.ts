@@ -20,7 +20,8 @@ import { clientLocationOf, fullAnswer, fullErrors, type FullAnswer, type Locatio
  * server closes the socket): the GraphQL specification raises a request error, which is what the
  * gateway must answer, located at the directives. Under a `root_fields_namespace` the client writes
  * the field (and the fragments around it) inside the namespace field, and each event is nested
- * under it.
+ * under it; there the conditions are also written with variables, which the gateway decides for
+ * each request (the remote itself is sent the field left, without them).
  *
  * `DIFF_SUB_RUNS` sets the number of customizations tried (default 30), each with one to three
  * subscriptions.
@@ -48,6 +49,11 @@ interface Occurrence {
 interface Subscription {
   named: boolean;
   alias: boolean;
+  /**
+   * Under a namespace, the client writes the conditions' values as variables (`$c0`, ...): the
+   * gateway decides them for each request, and sends the remote the field left without them.
+   */
+  variableConditions: boolean;
   /** `from` as a literal, or a variable with a valid or an invalid value. */
   from: { kind: 'literal'; value: number } | { kind: 'variable'; value: unknown; invalid: boolean };
   interval: 'literal' | 'variable' | 'absent';
@@ -62,6 +68,7 @@ const conditionArb: fc.Arbitrary<Condition | undefined> = fc.option(
 const subscriptionArb: fc.Arbitrary<Subscription> = fc.record({
   named: fc.boolean(),
   alias: fc.boolean(),
+  variableConditions: fc.boolean(),
   from: fc.oneof(
     fc.record({ kind: fc.constant('literal' as const), value: fc.integer({ min: 0, max: 2 }) }),
     fc.record({ kind: fc.constant('variable' as const), value: fc.integer({ min: 0, max: 2 }), invalid: fc.constant(false) }),
@@ -94,7 +101,17 @@ function write(op: Subscription, naming: Naming | undefined): Written {
   const definitions: string[] = [];
   const variables: Record<string, unknown> = {};
   const type = (name: string) => (naming ? naming.type(name) : name);
-  const condition = (c: Condition | undefined): string => (c ? ` @${c.name}(if: ${c.value})` : '');
+  // Not with an invalid variable value: its error's location is mapped from the remote's document,
+  // which must then have the client's shape.
+  const asVariables = op.variableConditions && naming?.namespace !== undefined && !(op.from.kind === 'variable' && op.from.invalid);
+  const condition = (c: Condition | undefined): string => {
+    if (!c) return '';
+    if (!asVariables) return ` @${c.name}(if: ${c.value})`;
+    const name = `c${definitions.filter((d) => d.startsWith('$c')).length}`;
+    definitions.push(`$${name}: Boolean!`);
+    variables[name] = c.value;
+    return ` @${c.name}(if: $${name})`;
+  };
   let from: string;
   if (op.from.kind === 'literal') {
     from = String(op.from.value);
@@ -165,7 +182,7 @@ async function overSse(url: string, request: Written): Promise<{ status: number;
  * subscription, in the order execution meets them (what is inside a selection left out is not
  * looked at).
  */
-function excludingDirectives(query: string, namespaced: boolean): Location[] {
+function excludingDirectives(query: string, namespaced: boolean, variables: Record<string, unknown>): Location[] {
   const source = new Source(query);
   const document = parse(source);
   const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
@@ -175,7 +192,8 @@ function excludingDirectives(query: string, namespaced: boolean): Location[] {
     for (const selection of set.selections) {
       const excluding = selection.directives?.find((d) => {
         const argument = d.arguments?.[0]?.value;
-        return argument?.kind === Kind.BOOLEAN && (d.name.value === 'skip') === argument.value;
+        const value = argument?.kind === Kind.BOOLEAN ? argument.value : argument?.kind === Kind.VARIABLE ? variables[argument.name.value] : undefined;
+        return typeof value === 'boolean' && (d.name.value === 'skip') === value;
       });
       if (excluding) found.push(getLocation(source, excluding.loc!.start));
       else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet);
@@ -218,7 +236,7 @@ describe('differential: subscriptions through the gateway answer as the remote d
           errors: fullErrors([
             {
               message: `${name} must select one top level field, but every one is left out by @skip or @include.`,
-              locations: excludingDirectives(client.query, naming.namespace !== undefined),
+              locations: excludingDirectives(client.query, naming.namespace !== undefined, client.variables),
             },
           ]),
         },
@@ -226,7 +244,9 @@ describe('differential: subscriptions through the gateway answer as the remote d
     }
     const key = op.alias ? 'n' : 'countdown';
     const namespace = naming.namespace;
-    const locate = clientLocationOf(remoteQuery, client.query, namespace);
+    // Only the remote's errors have locations to move, and then the two documents have one shape.
+    let located: ((location: Location) => Location | undefined) | undefined;
+    const locate = (location: Location) => (located ??= clientLocationOf(remoteQuery, client.query, namespace))(location);
     return results.map((raw) => {
       const result = raw as { data?: { countdown?: unknown; n?: unknown } | null; errors?: Array<Record<string, unknown>> };
       const value = result.data ? { [key]: result.data.n ?? result.data.countdown } : result.data;
