@@ -3,7 +3,7 @@ import { GraphQLID, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLStr
 import { startSampleRemote, startSchemaServer, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createRemoteSchemaRegistry, type RemoteSchemaCustomization, type RemoteSchemaRegistry } from '../src/index.js';
 import { startGateway, type Gateway } from './utils/gateway.js';
-import { waitFor } from './utils/fixtures.js';
+import { startStubRemote, waitFor } from './utils/fixtures.js';
 
 let remote: RunningRemote;
 let registry: RemoteSchemaRegistry;
@@ -289,6 +289,38 @@ describe('a namespaced remote that fails', () => {
         ],
       },
     });
+  });
+});
+
+describe('a namespaced remote that answers null for a non-null field', () => {
+  it('nulls the namespace field, with the error execution would raise, and keeps the remote\'s own error', async () => {
+    // `hello` is `String!`: a remote that answers null for it without an error is at fault.
+    const stub = await startStubRemote(({ body, res }) => {
+      const withError = body.query.includes('remoteName');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify(
+          withError
+            ? { data: { hello: null, remoteName: 'stub' }, errors: [{ message: 'no greeting', path: ['hello'] }] }
+            : { data: { hello: null } },
+        ),
+      );
+    });
+    try {
+      const plan = await registry.plan([{ name: 'stub', definition: { url: stub.url, customization: { root_fields_namespace: 'ns' } } }]);
+      expect(plan.problems).toEqual([]);
+      registry.commit(plan);
+      expect(await gateway.post({ query: '{ ns { hello } }' })).toEqual({
+        status: 200,
+        body: { data: { ns: null }, errors: [{ message: 'Cannot return null for non-nullable field ns_query.hello.', path: ['ns', 'hello'] }] },
+      });
+      expect(await gateway.post({ query: '{ ns { hello remoteName } }' })).toEqual({
+        status: 200,
+        body: { data: { ns: null }, errors: [{ message: 'no greeting', path: ['ns', 'hello'] }] },
+      });
+    } finally {
+      await stub.close();
+    }
   });
 });
 

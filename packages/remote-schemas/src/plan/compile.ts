@@ -280,7 +280,8 @@ class Compiler {
           let remoteKey = innerKey;
           for (let n = 2; draft.used.has(remoteKey); n++) remoteKey = `${innerKey}_${n}`;
           draft.used.add(remoteKey);
-          innerEntries.push({ ...innerPlacement, key: innerKey, remoteKey });
+          const innerField = wrapper.getFields()[list[0]!.node.name.value];
+          innerEntries.push({ ...innerPlacement, key: innerKey, remoteKey, ...(innerField && isNonNullType(innerField.type) && { nonNull: `${wrapper.name}.${innerField.name}` }) });
           draft.paths.set(remoteKey, [key, innerKey]);
           for (const { node, at, conditions } of list) {
             const aliased: FieldNode = remoteKey === innerKey ? node : { ...node, alias: { kind: Kind.NAME, value: remoteKey } };

@@ -134,10 +134,23 @@ export function assemble(plan: Plan, results: readonly ExecutionResult[], variab
       data[entry.key] = null;
       continue;
     }
-    const nested: Record<string, unknown> = {};
+    let nested: Record<string, unknown> | null = {};
     for (const inner of arrange(entry.entries, plan.conditional, variables)) {
       if (inner.typename !== undefined) nested[inner.key] = inner.typename;
-      else if (Object.hasOwn(answer, inner.remoteKey)) nested[inner.key] = answer[inner.remoteKey];
+      else if (Object.hasOwn(answer, inner.remoteKey)) {
+        const value = answer[inner.remoteKey];
+        // A null for a non-null field goes up to the namespace field, with an error unless the
+        // remote gave one (a remote that answers such a null without one is at fault).
+        if (value === null && inner.nonNull !== undefined) {
+          const at = [entry.key, inner.key];
+          if (!errors.some((error) => error.path?.length === 2 && error.path[0] === at[0] && error.path[1] === at[1])) {
+            errors.push(new GraphQLError(`Cannot return null for non-nullable field ${inner.nonNull}.`, { path: at }));
+          }
+          nested = null;
+          break;
+        }
+        nested[inner.key] = value;
+      }
     }
     data[entry.key] = nested;
   }

@@ -79,6 +79,8 @@ export interface NamespaceEntry extends Placement {
   /** The key of the field in the remote's answer (the client's, unless the namespace is selected under two keys). */
   remoteKey: string;
   typename?: string;
+  /** Its field's type is non-null (`<Type>.<field>`): a null answered for it nulls the namespace field. */
+  nonNull?: string;
 }
 
 export type RootEntry = Placement &
