@@ -167,6 +167,16 @@ describe('relationships and customization', () => {
     expect(usersQueries()[0]).toContain('user(id: $');
     expect(usersQueries()[0]).toContain('u_name:name');
     expect(commerce.counts()).toEqual([1, 1, 1]);
+    // Each event of a subscription under the namespace is joined too.
+    const client = gateway.wsClient();
+    const events: unknown[] = [];
+    for await (const event of client.iterate({ query: 'subscription { shop { orderPlaced(count: 2, intervalMs: 5) { id customerId user { u_name } } } }' })) {
+      events.push(event);
+    }
+    expect(events).toEqual([
+      { data: { shop: { orderPlaced: { id: '1', customerId: '1', user: { u_name: 'User 1' } } } } },
+      { data: { shop: { orderPlaced: { id: '2', customerId: '2', user: { u_name: 'User 2' } } } } },
+    ]);
     await use(commerceEntries(commerce));
   });
 });
