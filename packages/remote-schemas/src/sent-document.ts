@@ -2,6 +2,7 @@ import {
   Kind,
   getOperationAST,
   print,
+  visit,
   type DocumentNode,
   type FragmentDefinitionNode,
   type OperationDefinitionNode,
@@ -143,4 +144,15 @@ export function declaredVariables(
   if (!extra) return variables;
   // Entries, not assignments: a variable may be named `__proto__`.
   return Object.fromEntries([...declared].filter((name) => Object.hasOwn(variables, name)).map((name) => [name, variables[name]]));
+}
+
+/** Adds to `into` the name of every variable used in the selection sets of `nodes`. */
+export function usedVariables(nodes: readonly { selectionSet: SelectionSetNode }[], into: Set<string>): void {
+  for (const node of nodes) {
+    visit(node.selectionSet, {
+      Variable(variable) {
+        into.add(variable.name.value);
+      },
+    });
+  }
 }

@@ -3,7 +3,6 @@ import {
   Kind,
   getVariableValues,
   print,
-  visit,
   type DocumentNode,
   type ExecutionArgs,
   type ExecutionResult,
@@ -12,7 +11,7 @@ import {
 } from 'graphql';
 import { asRequestErrors } from '../errors.js';
 import { PrintedLocations } from '../locations.js';
-import { usedFragments } from '../sent-document.js';
+import { usedFragments, usedVariables } from '../sent-document.js';
 import { mapResults } from '../subscriptions.js';
 import { assemble, included, requestOf } from './execute.js';
 import type { Plan, RemoteCall } from './plan.js';
@@ -82,13 +81,7 @@ function resolveConditions(call: RemoteCall, variables: Record<string, unknown>)
   const kept: OperationDefinitionNode = { ...operation, selectionSet: { ...operation.selectionSet, selections } };
   const fragments = usedFragments(call.document, kept);
   const used = new Set<string>();
-  for (const node of [kept.selectionSet, ...fragments]) {
-    visit(node, {
-      Variable(variable) {
-        used.add(variable.name.value);
-      },
-    });
-  }
+  usedVariables([kept, ...fragments], used);
   const operationKept: OperationDefinitionNode = {
     ...kept,
     variableDefinitions: (operation.variableDefinitions ?? []).filter((d) => used.has(d.variable.name.value)),

@@ -20,6 +20,7 @@ import {
 } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../options.js';
+import { usedVariables } from '../sent-document.js';
 import { compileOccurrence, type CallTemplate } from './join-calls.js';
 import { relationshipsOf, type RelationshipBinding, type RelationshipIndex } from './schema.js';
 
@@ -323,16 +324,6 @@ function usedFragments(set: SelectionSetNode, fragments: ReadonlyMap<string, Fra
       if (fragment) usedFragments(fragment.selectionSet, fragments, into);
     },
   });
-}
-
-function usedVariables(nodes: readonly { selectionSet: SelectionSetNode }[], into: Set<string>): void {
-  for (const node of nodes) {
-    visit(node.selectionSet, {
-      Variable(variable) {
-        into.add(variable.name.value);
-      },
-    });
-  }
 }
 
 function compile(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, index: RelationshipIndex): JoinPlan | undefined {
