@@ -20,8 +20,8 @@ export interface GraphqlWsContextLike {
 /** Options of {@link createGraphqlWsSession}. */
 export interface GraphqlWsSessionOptions {
   /**
-   * Where refusals and expiry closes are reported.
-   * @default console
+   * Where refusals and expiry closes are reported (debug lines).
+   * @default none: they are not reported
    */
   logger?: { debug(...args: unknown[]): void };
 }
@@ -58,8 +58,10 @@ interface Connection {
  * useServer({ onConnect: ws.onConnect, onClose: ws.onClose,
  *   onSubscribe: (ctx, _id, params) => { … yoga.getEnveloped({ ...ctx, params, session: ws.getSession(ctx) }) … } }, wsServer);
  */
+const SILENT = { debug(): void {} };
+
 export function createGraphqlWsSession(resolver: SessionResolver, options: GraphqlWsSessionOptions = {}): GraphqlWsSession {
-  const logger = options.logger ?? console;
+  const logger = options.logger ?? SILENT;
   const connections = new WeakMap<GraphqlWsContextLike, Connection>();
 
   function arm(ctx: GraphqlWsContextLike, connection: Connection): void {

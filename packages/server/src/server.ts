@@ -219,7 +219,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       requestId: (request) => records.open(request).id,
       onAnswered: upgradeLog(logger, records),
     });
-    const wsSession = createGraphqlWsSession(resolver);
+    const wsSession = createGraphqlWsSession(resolver, { logger });
     // The graphql-ws lane: subscriptions one remote answers as they are sent run beside graphql-ws.
     const laneOperations = settings.directLane
       ? createLaneOperations({

@@ -248,6 +248,19 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
       sent.push({ id, status, expect: { method: 'GET', path, status, operation_type: null, operation_name: null, role: null, remote_calls: 0 } });
     upgradeEntry('ws-request-id-7', '/v1/graphql', 101);
 
+    // A connection whose token expires is closed with 4403; that is written to the log (debug), never to stdout.
+    const expiring = await new SignJWT({
+      'https://svc-graphql.dev/jwt/claims': { 'x-svc-default-role': 'user', 'x-svc-allowed-roles': ['user'] },
+    })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(Math.floor(Date.now() / 1000) + 2)
+      .sign(new TextEncoder().encode(KEY));
+    const socket = new WebSocket(wsUrl, 'graphql-transport-ws', { headers: { 'x-request-id': 'ws-expiring-1' } });
+    const closedWith = new Promise<[number, string]>((resolve) => socket.once('close', (code, reason) => resolve([code, String(reason)])));
+    socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: { headers: { Authorization: `Bearer ${expiring}` } } })));
+    expect(await closedWith).toEqual([4403, 'Forbidden: JWTExpired']);
+    upgradeEntry('ws-expiring-1', '/v1/graphql', 101);
+
     // Upgrades carry x-request-id too, accepted (101) or refused by the WebSocket server (400).
     const upgrade = (path: string, headers: Record<string, string>) =>
       new Promise<{ status: number | undefined; id: string | string[] | undefined }>((done, fail) => {
@@ -358,6 +371,9 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
       expect(typeof entry['msg']).toBe('string');
     }
     expect(entries.some((entry) => entry['type'] === 'server' && String(entry['msg']).startsWith('serving GraphQL at'))).toBe(true);
+    expect(entries.some((entry) => entry['level'] === 'debug' && String(entry['msg']).includes('token expired'))).toBe(true);
+    // stdout holds the listening line alone.
+    expect(server.stdout().split('\n').filter((line) => line !== '')).toHaveLength(1);
 
     // One http-log entry per HTTP request (WebSocket upgrades included), in order, exact fields.
     const httpLogs = entries.filter((entry) => entry['type'] === 'http-log');
