@@ -61,9 +61,17 @@ export function extractTokenClaims(
   let allowedRoles: unknown;
   let defaultRole: unknown;
   const variables: Record<string, string> = {};
+  const seen = new Set<string>();
   for (const [rawName, value] of entries) {
     const name = rawName.toLowerCase();
     if (!name.startsWith(prefix)) continue;
+    // A session variable travels to remotes as a header of that name.
+    if (!HEADER_NAME.test(name)) {
+      throw new JwtClaimsError('jwt-invalid-claims', `invalid claim name ${JSON.stringify(rawName)}: it cannot be sent as a header name`);
+    }
+    // Names are case-insensitive: two spellings of one name would leave the choice to their order.
+    if (seen.has(name)) throw new JwtClaimsError('jwt-invalid-claims', `invalid claims: ${name} is given twice (claim names are case-insensitive)`);
+    seen.add(name);
     if (name === allowedRolesName) allowedRoles = value;
     else if (name === defaultRoleName) defaultRole = value;
     // The role is chosen per request; a claim cannot pin it.
@@ -79,20 +87,27 @@ export function extractTokenClaims(
       `invalid ${allowedRolesName}; should be a list of roles: got ${describe(allowedRoles)}`,
     );
   }
+  if (allowedRoles.some((role) => role === '')) {
+    throw new JwtClaimsError('jwt-invalid-claims', `invalid ${allowedRolesName}; should be a list of roles: got an empty role name`);
+  }
   if (defaultRole === undefined) {
     throw new JwtClaimsError('jwt-missing-role-claims', `JWT claim does not contain ${defaultRoleName}`);
   }
-  if (typeof defaultRole !== 'string' || CONTROL_CHARACTERS.test(defaultRole)) {
-    throw new JwtClaimsError(
-      'jwt-invalid-claims',
-      `invalid ${defaultRoleName}; should be a string${typeof defaultRole === 'string' ? ' without control characters' : `, got ${describe(defaultRole)}`}`,
-    );
+  if (typeof defaultRole !== 'string' || defaultRole === '' || CONTROL_CHARACTERS.test(defaultRole)) {
+    const should = typeof defaultRole !== 'string' ? `a string, got ${describe(defaultRole)}` : defaultRole === '' ? 'a non-empty string' : 'a string without control characters';
+    throw new JwtClaimsError('jwt-invalid-claims', `invalid ${defaultRoleName}; should be ${should}`);
   }
   return { allowedRoles: allowedRoles as string[], defaultRole, variables };
 }
 
-/** C0 controls but tab, and DEL: no HTTP header can carry them, and a session variable travels as one. */
-const CONTROL_CHARACTERS = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+/**
+ * C0 controls but tab, DEL and the C1 controls: no HTTP header can carry the first ones, a remote
+ * would read the others as bytes of another meaning, and a session variable travels as a header.
+ */
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
+
+/** What HTTP allows in a header name (a token), lower case. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 
 function customValue(name: string, value: unknown): string {
   if (typeof value === 'string') {

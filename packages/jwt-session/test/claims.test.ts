@@ -141,6 +141,49 @@ describe('claims', () => {
     );
     const fine = await server.query(bearer(await token({ [NAMESPACE]: { ...roles, 'x-svc-user-id': 'tab\tand 名前' } })));
     expect(fine.status).toBe(200);
+    // C1 controls too: a remote would read them as bytes of another meaning (0x9b: a terminal's CSI).
+    for (const value of ['a\u0085b', 'a\u009bb']) {
+      await expectError(
+        server,
+        { [NAMESPACE]: { ...roles, 'x-svc-org-id': value } },
+        'jwt-invalid-claims',
+        'invalid x-svc-org-id: control characters cannot be sent in a header',
+      );
+    }
+  });
+
+  it('rejects a claim name no header can have, without writing it as it is', async () => {
+    const server = await app();
+    for (const name of ['x-svc-a b', 'x-svc-a:b', 'x-svc-a\nERROR forged line', 'x-svc-ü']) {
+      await expectError(
+        server,
+        { [NAMESPACE]: { ...roles, [name]: '1' } },
+        'jwt-invalid-claims',
+        `invalid claim name ${JSON.stringify(name)}: it cannot be sent as a header name`,
+      );
+    }
+  });
+
+  it('rejects a claim given twice in different cases, and empty role names', async () => {
+    const server = await app();
+    await expectError(
+      server,
+      { [NAMESPACE]: { ...roles, 'x-svc-user-id': '1', 'X-SVC-USER-ID': '2' } },
+      'jwt-invalid-claims',
+      'invalid claims: x-svc-user-id is given twice (claim names are case-insensitive)',
+    );
+    await expectError(
+      server,
+      { [NAMESPACE]: { 'x-svc-allowed-roles': [''], 'x-svc-default-role': '' } },
+      'jwt-invalid-claims',
+      'invalid x-svc-allowed-roles; should be a list of roles: got an empty role name',
+    );
+    await expectError(
+      server,
+      { [NAMESPACE]: { 'x-svc-allowed-roles': ['user'], 'x-svc-default-role': '' } },
+      'jwt-invalid-claims',
+      'invalid x-svc-default-role; should be a non-empty string',
+    );
   });
 
   describe('numbers', () => {
