@@ -1,6 +1,7 @@
 import type { ClaimsSource, JwtConfig } from './config.js';
 import { JwtClaimsError, JwtVerificationError } from './errors.js';
 import { readJsonPath } from './json-path.js';
+import { isHeaderName } from './header-text.js';
 
 /** What a verified token says about its holder, before a role is picked for a request. */
 export interface TokenClaims {
@@ -66,7 +67,7 @@ export function extractTokenClaims(
     const name = rawName.toLowerCase();
     if (!name.startsWith(prefix)) continue;
     // A session variable travels to remotes as a header of that name.
-    if (!HEADER_NAME.test(name)) {
+    if (!isHeaderName(name)) {
       throw new JwtClaimsError('jwt-invalid-claims', `invalid claim name ${JSON.stringify(rawName)}: it cannot be sent as a header name`);
     }
     // Names are case-insensitive: two spellings of one name would leave the choice to their order.
@@ -106,8 +107,6 @@ export function extractTokenClaims(
  */
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
 
-/** What HTTP allows in a header name (a token), lower case. */
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 
 function customValue(name: string, value: unknown): string {
   if (typeof value === 'string') {

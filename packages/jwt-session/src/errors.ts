@@ -124,6 +124,11 @@ export function withBearerChallenge(error: SessionError, authorization: string |
   return error;
 }
 
+/** An `x-svc-*` header (of a graphql-ws `connection_init`) that no HTTP request could carry to a remote. */
+export function invalidSessionHeader(name: string): SessionError {
+  return new SessionError('invalid-headers', 400, `invalid header ${JSON.stringify(name)}: it cannot be sent to a remote as a header`);
+}
+
 export function malformedAuthorizationHeader(): SessionError {
   return new SessionError('invalid-headers', 400, 'Malformed Authorization header');
 }

@@ -4,6 +4,7 @@ import {
   JwtVerificationError,
   adminSecretRequired,
   invalidAdminSecret,
+  invalidSessionHeader,
   missingToken,
   roleNotAllowed,
   sessionErrorFromToken,
@@ -13,6 +14,7 @@ import {
 } from './errors.js';
 import { JwtVerifiers, type FoundToken } from './issuers.js';
 import { normalizeOptions, type JwtSessionOptions } from './options.js';
+import { isHeaderName, isHeaderValue } from './header-text.js';
 import { headerReader, type HeaderReader, type HeadersInput } from './request-headers.js';
 import type { Session } from './session.js';
 
@@ -79,7 +81,13 @@ export function createSessionResolver(options: JwtSessionOptions): SessionResolv
     const variables: Record<string, string> = {};
     for (const [name, value] of headers.entries()) {
       const lower = name.toLowerCase();
-      if (lower.startsWith(opts.prefix) && lower !== secretHeader && lower !== roleHeader) variables[lower] = value;
+      if (!lower.startsWith(opts.prefix) || lower === secretHeader || lower === roleHeader) continue;
+      // Headers of a graphql-ws `connection_init` are JSON: what no HTTP header could be is refused
+      // here, not by the remote call that would carry it.
+      if (!isHeaderName(lower) || !isHeaderValue(value)) {
+        throw invalidSessionHeader(name);
+      }
+      variables[lower] = value;
     }
     variables[roleHeader] = role;
     return variables;

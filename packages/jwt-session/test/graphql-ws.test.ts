@@ -58,6 +58,13 @@ describe('graphql-ws authentication', () => {
     expect(await closed).toEqual({ code: 4403, reason: 'Forbidden: Could not verify JWT: JWSError JWSInvalidSignature' });
   });
 
+  it('closes with 4403 for an x-svc-* header of connection_init that no HTTP header could be', async () => {
+    for (const [name, value] of [['x-svc-a b', '1'], ['x-svc-user-id', 'a\r\nx-forged: 1']]) {
+      const { closed } = connect(app.wsUrl, { 'x-svc-admin-secret': ADMIN, 'x-svc-role': 'user', [name]: value });
+      expect(await closed).toEqual({ code: 4403, reason: `Forbidden: invalid header ${JSON.stringify(name)}: it cannot be sent to a remote as a header` });
+    }
+  });
+
   it('closes with 4403 when no credentials are sent', async () => {
     const { closed } = connect(app.wsUrl, {});
     expect(await closed).toEqual({ code: 4403, reason: "Forbidden: Missing 'Authorization' or 'Cookie' header in JWT authentication mode" });
