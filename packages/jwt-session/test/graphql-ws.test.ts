@@ -59,7 +59,7 @@ describe('graphql-ws authentication', () => {
   });
 
   it('closes with 4403 for an x-svc-* header of connection_init that no HTTP header could be', async () => {
-    for (const [name, value] of [['x-svc-a b', '1'], ['x-svc-user-id', 'a\r\nx-forged: 1']]) {
+    for (const [name, value] of [['x-svc-a b', '1'], ['x-svc-user-id', 'a\r\nx-forged: 1']] as const) {
       const { closed } = connect(app.wsUrl, { 'x-svc-admin-secret': ADMIN, 'x-svc-role': 'user', [name]: value });
       expect(await closed).toEqual({ code: 4403, reason: `Forbidden: invalid header ${JSON.stringify(name)}: it cannot be sent to a remote as a header` });
     }
