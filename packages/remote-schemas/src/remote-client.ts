@@ -12,6 +12,7 @@ import { RemoteSchemaError, asRequestErrors, remoteCallError, toGraphQLError } f
 import { forwardedHeaders, type HeaderPolicy } from './headers.js';
 import { configuredHeaders, type ResolvedDefinition } from './definition.js';
 import { PrintedLocations, type SentLocations } from './locations.js';
+import { MAX_JSON_NESTING, jsonNestedDeeperThan, valueNestedDeeperThan } from './json-depth.js';
 import type { ForwardedSession, NormalizedOptions } from './options.js';
 import { guardAnswer, type AnswerGuard } from './permissions/answer-check.js';
 import { answerPlanFor } from './permissions/answer-plan.js';
@@ -194,6 +195,8 @@ export class RemoteClient {
     const access = role?.remotes.get(this.name);
     let { document } = request;
     let variables = declaredVariables(document, request.operationName, request.variables);
+    // A value nested deeper than JSON can be written out: an error of the request, not of the remote call.
+    if (variables && valueNestedDeeperThan(variables)) return nestedTooDeeply();
     let { text, locations } = request;
     if (role && !access) {
       return { errors: [new GraphQLError('the request cannot be sent to the remote schema', { extensions: { code: 'unexpected', path: '$' } })] };
@@ -404,7 +407,15 @@ export class RemoteClient {
   }
 }
 
+/** The answer to variable values nested more deeply than the gateway writes JSON. */
+function nestedTooDeeply(): ExecutionResult {
+  const message = `variable values are nested too deeply: more than ${MAX_JSON_NESTING} levels`;
+  return { errors: asRequestErrors([new GraphQLError(message, { extensions: { code: 'validation-failed', path: '$' } })]) };
+}
+
 function parseGraphQLResponse(text: string, locations: SentLocations | undefined): ExecutionResult | undefined {
+  // An answer nested deeper than any operation asks is not GraphQL (and would overflow the stack of what writes it out).
+  if (jsonNestedDeeperThan(text)) return undefined;
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import { jsonNestedDeeperThan } from './json-depth.js';
 
 /** The graphql-ws protocol (graphql-transport-ws), the only one spoken upstream. */
 export const GRAPHQL_TRANSPORT_WS = 'graphql-transport-ws';
@@ -263,6 +264,8 @@ type ServerMessage =
 
 /** A message a graphql-ws server may send, or `undefined`. */
 function parseMessage(text: string): ServerMessage | undefined {
+  // Nested deeper than any operation's answer: not a message of a GraphQL server.
+  if (jsonNestedDeeperThan(text)) return undefined;
   let message: unknown;
   try {
     message = JSON.parse(text);

@@ -1,11 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type Client } from 'graphql-ws';
 import { SignJWT } from 'jose';
 import WebSocket from 'ws';
+import { buildSchema, graphqlSync } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
 import { createServer, type ServerOptions, type SvcGraphqlServer } from '../src/index.js';
@@ -379,7 +380,79 @@ describe('HTTP subscriptions', () => {
   });
 });
 
+/** A remote that answers `{ deep }` with JSON nested `levels` deep (and introspection as a GraphQL server). */
+async function startDeepRemote(levels: number): Promise<{ url: string; close(): Promise<void> }> {
+  const schema = buildSchema('scalar JSON type Query { deep: JSON }');
+  const deep = `{"data":{"deep":${'['.repeat(levels)}${']'.repeat(levels)}}}`;
+  const stub = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { query: string };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body.query.includes('__schema') ? JSON.stringify(graphqlSync({ schema, source: body.query })) : deep);
+    });
+  });
+  await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(stub.address() as AddressInfo).port}/graphql`,
+    close: () => new Promise((resolve) => stub.close(() => resolve())),
+  };
+}
+
 describe('remote answers', () => {
+  it('fails the fields of a remote whose answer nests deeper than any operation asks, over HTTP, SSE and graphql-ws, and goes on serving', async () => {
+    const hostile = await startDeepRemote(100_000);
+    try {
+      const server = await start();
+      await addSample(server);
+      const added = await fetch(`${server.url}/v1/metadata`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...ADMIN },
+        body: JSON.stringify({ type: 'add_remote_schema', args: { name: 'deep', definition: { url: hostile.url } } }),
+      });
+      expect(added.status).toBe(200);
+      const failed = { message: `HTTP exception occurred while sending the request to "${hostile.url}"`, extensions: { code: 'remote-schema-error' } };
+      // The other remote's field keeps its data.
+      const response = await post(server, JSON.stringify({ query: '{ deep hello }' }));
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ data: { deep: null, hello: 'Hello, world!' }, errors: [{ ...failed, path: ['deep'] }] });
+      const sse = await fetch(`${server.url}/v1/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...ADMIN },
+        body: JSON.stringify({ query: '{ deep }' }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      const events = (await sse.text()).split('\n\n').filter((e) => e.startsWith('event: '));
+      expect(events.map((e) => e.split('\n')[0])).toEqual(['event: next', 'event: complete']);
+      expect(JSON.parse(events[0]!.slice(events[0]!.indexOf('data: ') + 6))).toMatchObject({ errors: [failed] });
+      const client = wsClient(server, {}, ADMIN);
+      try {
+        expect(await first(client, '{ deep }')).toMatchObject({ errors: [failed] });
+        // The same connection goes on.
+        expect(await first(client, '{ hello }')).toEqual({ data: { hello: 'Hello, world!' } });
+      } finally {
+        await client.dispose();
+      }
+    } finally {
+      await hostile.close();
+    }
+  });
+
+  it('refuses variable values nested deeper than JSON is written, without calling the remote', async () => {
+    const server = await start();
+    await addSample(server);
+    const received = remote.received.length;
+    // Written by hand: JSON.stringify itself cannot write it.
+    const nested = `${'['.repeat(5_000)}"x"${']'.repeat(5_000)}`;
+    const response = await post(server, `{"query":"query ($n: String) { hello(name: $n) }","variables":{"n":${nested}}}`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      errors: [{ message: 'variable values are nested too deeply: more than 1000 levels', extensions: { code: 'validation-failed', path: '$' } }],
+    });
+    expect(remote.received.length).toBe(received);
+  });
+
   it('fails the fields of a remote whose answer is over the limit, and goes on serving', async () => {
     const server = await start({ maxRemoteResponseSize: 200_000 });
     await addSample(server);
