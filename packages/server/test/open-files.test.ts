@@ -12,7 +12,8 @@ import { startServerProcess, type ServerProcess } from './utils/server-process.j
  * The server run out of file descriptors by its subscribers (every subscriber holds two sockets:
  * its own and its session's upstream one): the subscriptions it cannot open upstream are answered
  * with an error, the others go on, the process stays up and serves again once sockets are freed.
- * Run as a user runs it (`svc-graphql serve`) under `ulimit -n`, with real graphql-ws clients.
+ * Run as a user runs it (`svc-graphql serve`), its open-file limit lowered once it listens (as
+ * `ulimit -n` or a container's limit would hold it), with real graphql-ws clients.
  */
 
 const ADMIN_SECRET = 'open-files-test-admin-secret';

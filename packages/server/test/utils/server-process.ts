@@ -1,4 +1,4 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -33,18 +33,16 @@ export interface ServerProcess {
 
 /**
  * `svc-graphql <args>` in a child process (args usually start with `serve`, `--server-port 0`),
- * resolved once it printed the address it listens on. `openFiles` runs it under that open-file
- * limit (`ulimit -n`), soft and hard.
+ * resolved once it printed the address it listens on. `openFiles`: from then on, the process's
+ * open-file limit, soft and hard (`prlimit`; set once it listens, since loading the TypeScript
+ * sources through tsx at start opens many files at once, which a built server does not).
  */
 export async function startServerProcess(
   args: readonly string[],
   options: { env?: Record<string, string>; openFiles?: number } = {},
 ): Promise<ServerProcess> {
   const command = [process.execPath, '--import', 'tsx', BIN, ...args];
-  const child =
-    options.openFiles === undefined
-      ? spawn(command[0]!, command.slice(1), { cwd: ROOT, env: cleanEnv(options.env) })
-      : spawn('/bin/sh', ['-c', `ulimit -n ${options.openFiles} && exec "$@"`, 'sh', ...command], { cwd: ROOT, env: cleanEnv(options.env) });
+  const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, env: cleanEnv(options.env) });
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -57,6 +55,7 @@ export async function startServerProcess(
     });
     void exited.then((code) => fail(new Error(`svc-graphql exited with ${code} before listening: ${stderr}`)));
   });
+  if (options.openFiles !== undefined) execFileSync('prlimit', ['--pid', String(child.pid), `--nofile=${options.openFiles}:${options.openFiles}`]);
   return {
     child,
     url,
