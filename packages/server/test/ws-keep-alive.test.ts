@@ -13,7 +13,9 @@ let url: string;
 beforeAll(async () => {
   const schema = createSchema({ typeDefs: 'type Query { ok: Boolean }' });
   const silent = { debug() {}, info() {}, warn() {}, error() {} };
-  serveGraphqlWs(wsServer, makeServer<Record<string, unknown>, SocketExtra>({ schema }), { logger: silent, keepAliveMs: 50 });
+  // A socket that has not answered by the next sweep is terminated: 250 ms leaves this process's own
+  // clients time to answer even on a busy machine.
+  serveGraphqlWs(wsServer, makeServer<Record<string, unknown>, SocketExtra>({ schema }), { logger: silent, keepAliveMs: 250 });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   url = `ws://127.0.0.1:${(http.address() as AddressInfo).port}`;
 });
@@ -50,7 +52,7 @@ describe('keep-alive of graphql-ws sockets', () => {
     const silent = await open({ autoPong: false });
     try {
       expect(await silent.closed).toBe(1006);
-      await expect.poll(() => clients.every((client) => client.pings() >= 2), { timeout: 10_000 }).toBe(true);
+      await expect.poll(() => clients.every((client) => client.pings() >= 2), { timeout: 20_000 }).toBe(true);
       expect(clients.every((client) => client.socket.readyState === WebSocket.OPEN)).toBe(true);
     } finally {
       for (const client of clients) client.socket.close();
