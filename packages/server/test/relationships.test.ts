@@ -170,6 +170,9 @@ describe('relationships and remote schema permissions', () => {
           // Without the join field: the relationship is not for this role.
           grant('orders', 'blind', 'type Order { id: ID! } type Query { order(id: ID!): Order }'),
           grant('users', 'blind', 'type User { id: ID! name: String! } type Query { user(id: ID!): User }'),
+          // The usual Hasura pattern: the target's argument is the session's own id.
+          grant('orders', 'self', 'type Order { id: ID! userId: ID } type Query { order(id: ID!): Order }'),
+          grant('users', 'self', 'type User { id: ID! name: String! } type Query { user(id: ID! @preset(value: "x-svc-user-id")): User }'),
         ],
       }),
     ).toMatchObject({ status: 200 });
@@ -194,6 +197,15 @@ describe('relationships and remote schema permissions', () => {
     expect(hidden.body.errors[0].message).toBe('Cannot query field "user" on type "Order".');
     const blindFields = await graphql('{ __type(name: "Order") { fields { name } } }', blind);
     expect(blindFields.body.data.__type.fields).toEqual([{ name: 'id' }]);
+  });
+
+  it('sets a join argument the target grant presets from the session, and sends no variable left unused', async () => {
+    const self = await asRole('self', { 'x-svc-user-id': '7' });
+    const joined = await graphql('{ a: order(id: "2") { id user { id name } } b: order(id: "3") { user { name } } }', self);
+    expect(joined.body).toEqual({ data: { a: { id: '2', user: { id: '7', name: 'User 7' } }, b: { user: { name: 'User 7' } } } });
+    const sent = users.received.map((request) => (request.body as { query: string }).query);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).not.toMatch(/\$/);
   });
 });
 

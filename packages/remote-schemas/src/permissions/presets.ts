@@ -337,7 +337,8 @@ class PresetResolver {
         },
       }),
     );
-    return { document: changed ? document : original, changed, variables };
+    if (!changed) return { document: original, changed, variables };
+    return { document: withoutUnusedVariables(document), changed, variables };
   }
 
   /** Whether a value of `type` may need presets. */
@@ -515,5 +516,31 @@ function untypedAst(value: unknown): ConstValueNode {
       name: { kind: Kind.NAME, value: name },
       value: untypedAst(v),
     })),
+  };
+}
+
+/**
+ * `document` without the variable definitions nothing uses any more: a preset that replaced the
+ * only argument a variable was given to (a relationship's join value, say) would leave the remote
+ * a document it refuses (`Variable "$v" is never used`). A value still sent for such a variable is
+ * ignored by the remote.
+ */
+function withoutUnusedVariables(document: DocumentNode): DocumentNode {
+  const uses = new Map<string, number>();
+  visit(document, {
+    Variable(node) {
+      uses.set(node.name.value, (uses.get(node.name.value) ?? 0) + 1);
+    },
+  });
+  // A definition's own `$name` is one use.
+  const unused = (definition: VariableDefinitionNode) => (uses.get(definition.variable.name.value) ?? 0) <= 1;
+  if (!document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.variableDefinitions?.some(unused))) return document;
+  return {
+    ...document,
+    definitions: document.definitions.map((definition) =>
+      definition.kind === Kind.OPERATION_DEFINITION && definition.variableDefinitions?.some(unused)
+        ? { ...definition, variableDefinitions: definition.variableDefinitions.filter((d) => !unused(d)) }
+        : definition,
+    ),
   };
 }
