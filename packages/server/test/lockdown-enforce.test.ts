@@ -264,3 +264,35 @@ describe('introspection options and API limits', () => {
     await metadata('remove_api_limits', {});
   });
 });
+
+describe('an allow list without --enable-allowlist', () => {
+  it('is kept, not enforced, and said once in the log', async () => {
+    const lines: string[] = [];
+    const off = await createServer({
+      port: 0,
+      databaseUrl: `file:${join(dir, 'allowlist-off.json')}`,
+      adminSecret: ADMIN_SECRET,
+      logger: createLogger('info', (line) => lines.push(line), 'json'),
+    });
+    try {
+      const call = async (type: string, args: unknown) =>
+        (await fetch(`${off.url}/v1/metadata`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-admin-secret': ADMIN_SECRET }, body: JSON.stringify({ type, args }) })).json();
+      expect(await call('add_remote_schema', { name: 'sample', definition: { url: remote.url } })).toEqual({ message: 'success' });
+      expect(await call('create_query_collection', { name: 'app', definition: { queries: [{ name: 'hello', query: 'query Hello { hello }' }] } })).toEqual({ message: 'success' });
+      expect(await call('add_collection_to_allowlist', { collection: 'app' })).toEqual({ message: 'success' });
+      expect(await call('create_query_collection', { name: 'more', definition: { queries: [] } })).toEqual({ message: 'success' });
+      const warnings = lines.map((line) => JSON.parse(line) as { level: string; msg: string }).filter((entry) => entry.msg.includes('allow list'));
+      expect(warnings).toEqual([
+        expect.objectContaining({ level: 'warn', msg: 'the metadata has an allow list, but the allow list is disabled (--enable-allowlist): it is kept, not enforced' }),
+      ]);
+      const response = await fetch(`${off.url}/v1/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc-admin-secret': ADMIN_SECRET, 'x-svc-role': 'user' },
+        body: JSON.stringify({ query: '{ remoteName }' }),
+      });
+      expect(await response.json()).toEqual({ data: { remoteName: 'sample' } });
+    } finally {
+      await off.close();
+    }
+  });
+});

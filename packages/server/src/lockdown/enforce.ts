@@ -72,8 +72,17 @@ function rateLimiterOf(options: LockdownOptions): RateLimiter {
 }
 
 export function createLockdown(options: LockdownOptions): Lockdown {
+  // Likely an imported document run without the flag: said once rather than served silently.
+  let allowlistNoted = options.enableAllowlist;
+  const noteAllowlist = (document: ReturnType<LockdownOptions['document']>): void => {
+    if (allowlistNoted || !document.allowlist?.length) return;
+    allowlistNoted = true;
+    options.logger.warn('the metadata has an allow list, but the allow list is disabled (--enable-allowlist): it is kept, not enforced');
+  };
+  noteAllowlist(options.document());
   let policy: LockdownPolicy = compileLockdownPolicy(options.document());
   const stopWatching = options.onDocumentChange((document) => {
+    noteAllowlist(document);
     try {
       policy = compileLockdownPolicy(document, policy);
     } catch (error) {
