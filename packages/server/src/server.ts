@@ -18,6 +18,7 @@ import {
   useRequestBodyLimit,
   useUnsupportedMediaType,
 } from './http/limits.js';
+import { useBatchConcurrency } from './http/batch-concurrency.js';
 import { clientErrorAnswer, noteOperation, remoteCallCounter, trackRequests, upgradeLog, useRequestTracking } from './http/request-log.js';
 import { useServiceRoutes } from './http/routes.js';
 import { useConfigRoute } from './http/config-route.js';
@@ -169,8 +170,10 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       useRemoteSchemas(registry),
       // 10. After it: an operation the direct lane already ran gets the remotes' answer it has.
       useDirectLaneHandover(records, { onExecutionStarted: backdateExecution }),
-      // 11. Last: the role's time limit around the execution the plugins above chose.
+      // 11. The role's time limit around the execution the plugins above chose.
       useTimeLimit(lockdown, records, signals),
+      // 12. Last: the operations of one batch take their turn before any of that starts.
+      useBatchConcurrency(),
     ];
     const yoga = createYoga({
       graphqlEndpoint: GRAPHQL_PATH,

@@ -400,6 +400,67 @@ async function startDeepRemote(levels: number): Promise<{ url: string; close(): 
   };
 }
 
+/** A remote whose `{ slow }` answers after `ms`, counting the calls it holds at once. */
+async function startSlowRemote(ms: number): Promise<{ url: string; mostAtOnce: () => number; calls: () => number; close(): Promise<void> }> {
+  const schema = buildSchema('type Query { slow: Int }');
+  let open = 0;
+  let most = 0;
+  let calls = 0;
+  const stub = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { query: string };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (body.query.includes('__schema')) {
+        res.end(JSON.stringify(graphqlSync({ schema, source: body.query })));
+        return;
+      }
+      calls++;
+      most = Math.max(most, ++open);
+      setTimeout(() => {
+        open--;
+        res.end('{"data":{"slow":1}}');
+      }, ms);
+    });
+  });
+  await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(stub.address() as AddressInfo).port}/graphql`,
+    mostAtOnce: () => most,
+    calls: () => calls,
+    close: () => new Promise((resolve) => stub.close(() => resolve())),
+  };
+}
+
+describe('batches', () => {
+  it('run at most 16 operations of one batch at once, leaving the remote to other clients', async () => {
+    const slow = await startSlowRemote(20);
+    try {
+      const server = await start();
+      const added = await fetch(`${server.url}/v1/metadata`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...ADMIN },
+        body: JSON.stringify({ type: 'add_remote_schema', args: { name: 'slow', definition: { url: slow.url } } }),
+      });
+      expect(added.status).toBe(200);
+      const batch = post(server, JSON.stringify(Array.from({ length: 200 }, () => ({ query: '{ slow }' }))));
+      // Another client's request while the batch runs.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const alone = await post(server, JSON.stringify({ query: '{ slow }' }));
+      expect(await alone.json()).toEqual({ data: { slow: 1 } });
+      const answers = (await (await batch).json()) as unknown[];
+      expect(answers).toHaveLength(200);
+      expect(answers.every((answer) => JSON.stringify(answer) === '{"data":{"slow":1}}')).toBe(true);
+      expect(slow.calls()).toBe(201);
+      // 16 of the batch and the other client's: the rest of the remote's sockets stay free for others.
+      expect(slow.mostAtOnce()).toBeLessThanOrEqual(17);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
 describe('remote answers', () => {
   it('fails the fields of a remote whose answer nests deeper than any operation asks, over HTTP, SSE and graphql-ws, and goes on serving', async () => {
     const hostile = await startDeepRemote(100_000);
