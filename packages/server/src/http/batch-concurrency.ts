@@ -15,14 +15,22 @@ interface Slots {
  * calls wait past their remote's timeout. Waiting comes before the role's time limit starts.
  */
 export function useBatchConcurrency(max: number = BATCH_CONCURRENCY): Plugin {
+  // Only the requests that are batches of more than `max` operations: every other operation
+  // executes without a turn to take.
   const byRequest = new WeakMap<Request, Slots>();
   return {
+    onRequestParse({ request }) {
+      return {
+        onRequestParseDone({ requestParserResult }) {
+          if (Array.isArray(requestParserResult) && requestParserResult.length > max) byRequest.set(request, { active: 0, waiting: [] });
+        },
+      };
+    },
     onExecute({ args, executeFn, setExecuteFn }) {
       const request = (args.contextValue as { request?: Request } | undefined)?.request;
-      if (!request) return;
+      const slots = request && byRequest.get(request);
+      if (!slots) return;
       setExecuteFn(async (executionArgs) => {
-        let slots = byRequest.get(request);
-        if (!slots) byRequest.set(request, (slots = { active: 0, waiting: [] }));
         // A slot is handed from one operation to the next waiting one directly, never left free between.
         if (slots.active < max) slots.active++;
         else await new Promise<void>((resolve) => slots.waiting.push(resolve));
