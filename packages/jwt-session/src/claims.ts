@@ -107,7 +107,6 @@ export function extractTokenClaims(
  */
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
 
-
 function customValue(name: string, value: unknown): string {
   if (typeof value === 'string') {
     if (CONTROL_CHARACTERS.test(value)) {

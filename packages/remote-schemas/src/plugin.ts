@@ -13,7 +13,6 @@ import { roleSchemaInfo } from './permissions/role-schema.js';
 import type { RemoteRequest } from './remote-client.js';
 import { executePlan } from './plan/execute.js';
 import { refusedSubscription, subscribePlan } from './plan/subscription.js';
-import type { Plan } from './plan/plan.js';
 import { planFor, subscriptionPlanFor } from './plan/cache.js';
 import { coerceVariables, emptySubscription } from './request-errors.js';
 import type { Logger } from './options.js';
@@ -80,7 +79,7 @@ function subscriptionStart(
     const { refusal } = plan;
     return () => refusedSubscription(refusal);
   }
-  return (args) => subscribePlan(plan as Plan, args);
+  return (args) => subscribePlan(plan, args);
 }
 
 /**

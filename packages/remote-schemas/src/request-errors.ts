@@ -89,7 +89,11 @@ export function emptySubscription(
       if (selection.kind === Kind.FIELD) {
         const name = selection.name.value;
         const wrapper = inNamespace ? undefined : namespaceType(name);
-        if (wrapper ? selection.selectionSet && hasField(selection.selectionSet, wrapper, true) : !inNamespace || name !== '__typename') found = true;
+        if (wrapper) {
+          if (selection.selectionSet && hasField(selection.selectionSet, wrapper, true)) found = true;
+        } else if (!inNamespace || name !== '__typename') {
+          found = true;
+        }
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const applied = !selection.typeCondition || applies(selection.typeCondition.name.value, parent);
         if (applied && hasField(selection.selectionSet, parent, inNamespace)) found = true;

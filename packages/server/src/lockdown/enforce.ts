@@ -79,8 +79,9 @@ export function createLockdown(options: LockdownOptions): Lockdown {
     allowlistNoted = true;
     options.logger.warn('the metadata has an allow list, but the allow list is disabled (--enable-allowlist): it is kept, not enforced');
   };
-  noteAllowlist(options.document());
-  let policy: LockdownPolicy = compileLockdownPolicy(options.document());
+  const initial = options.document();
+  noteAllowlist(initial);
+  let policy: LockdownPolicy = compileLockdownPolicy(initial);
   const stopWatching = options.onDocumentChange((document) => {
     noteAllowlist(document);
     try {
