@@ -298,21 +298,16 @@ export function publicRemoteSchema(
   }
   const namespace = customization.root_fields_namespace;
   if (namespace) {
-    const query = remoteSchema.getQueryType();
-    const mutation = remoteSchema.getMutationType();
     // Nullable, so that a failing remote costs only its own namespace field, not the whole
-    // response's data (other remotes' fields answered beside it).
+    // response's data (other remotes' fields answered beside it). A subscription's namespace field
+    // stands for the one field selected inside it: the gateway subscribes to that field on the
+    // remote and nests each event under the namespace's key (see plan/compile.ts); graphql-tools'
+    // own delegation is never asked to run it.
     const nullable = { isNullable: true };
-    if (query) transforms.push(new WrapFields(query.name, [namespace], [`${namespace}_query`], undefined, undefined, nullable));
-    if (mutation) {
-      transforms.push(new WrapFields(mutation.name, [namespace], [`${namespace}_mutation`], undefined, undefined, nullable));
-    }
-    // A subscription's namespace field stands for the one field selected inside it: the gateway
-    // subscribes to that field on the remote and nests each event under the namespace's key
-    // (see plan/compile.ts); graphql-tools' own delegation is never asked to run it.
-    const subscription = remoteSchema.getSubscriptionType();
-    if (subscription) {
-      transforms.push(new WrapFields(subscription.name, [namespace], [`${namespace}_subscription`], undefined, undefined, nullable));
+    const roots = rootsOf(remoteSchema);
+    for (const operation of ['query', 'mutation', 'subscription'] as const) {
+      const root = roots[operation];
+      if (root) transforms.push(new WrapFields(root.name, [namespace], [`${namespace}_${operation}`], undefined, undefined, nullable));
     }
   }
   // graphql-tools' wrapping leaves scalars without coercion: renamed built-ins get theirs back.

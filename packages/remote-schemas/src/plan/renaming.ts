@@ -20,7 +20,7 @@ const renamings = new WeakMap<GraphQLSchema, Renaming>();
 /**
  * The renaming of `remote`, computed once per loaded remote (its `base` schema is shared by the
  * parts cut from it for roles). Follows `publicRemoteSchema`: field names are renamed on object
- * types only and keyed by the original type name, then types are renamed (roots, built-in
+ * and interface types, keyed by the original type name, then types are renamed (roots, built-in
  * scalars and `__` names never by prefix or suffix), then root fields are nested under the
  * namespace type `<namespace>_query` / `<namespace>_mutation` / `<namespace>_subscription`.
  */
@@ -55,10 +55,9 @@ function build(remote: LoadedRemote): Renaming {
     const type = base.getType(rule.parent_type);
     // An interface's fields are renamed alike on the types implementing it (checked at add).
     if (!isObjectType(type) && !isInterfaceType(type)) continue;
-    let parent = rename(type.name);
-    if (namespace && type === roots.query) parent = `${namespace}_query`;
-    else if (namespace && type === roots.mutation) parent = `${namespace}_mutation`;
-    else if (namespace && type === roots.subscription) parent = `${namespace}_subscription`;
+    // A root type's fields are those of its namespace type, when there is one.
+    const operation = namespace ? (['query', 'mutation', 'subscription'] as const).find((op) => roots[op] === type) : undefined;
+    const parent = operation ? `${namespace}_${operation}` : rename(type.name);
     const renameField = fieldRenamer(rule);
     const fields = new Map<string, string>();
     for (const name of Object.keys(type.getFields())) {
