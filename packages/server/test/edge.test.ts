@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer as createHttpServer, request as httpRequest } from 'node:http';
+import { createServer as createHttpServer, request as httpRequest, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -380,17 +380,20 @@ describe('HTTP subscriptions', () => {
   });
 });
 
-/** A remote that answers `{ deep }` with JSON nested `levels` deep (and introspection as a GraphQL server). */
-async function startDeepRemote(levels: number): Promise<{ url: string; close(): Promise<void> }> {
-  const schema = buildSchema('scalar JSON type Query { deep: JSON }');
-  const deep = `{"data":{"deep":${'['.repeat(levels)}${']'.repeat(levels)}}}`;
+/**
+ * A raw remote of `sdl`: it answers introspection as a GraphQL server does, and hands every other
+ * request to `answer`, which may misbehave.
+ */
+async function startStubRemote(sdl: string, answer: (res: ServerResponse) => void): Promise<{ url: string; close(): Promise<void> }> {
+  const schema = buildSchema(sdl);
   const stub = createHttpServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { query: string };
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(body.query.includes('__schema') ? JSON.stringify(graphqlSync({ schema, source: body.query })) : deep);
+      if (body.query.includes('__schema')) res.end(JSON.stringify(graphqlSync({ schema, source: body.query })));
+      else answer(res);
     });
   });
   await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
@@ -400,37 +403,26 @@ async function startDeepRemote(levels: number): Promise<{ url: string; close(): 
   };
 }
 
+/** A remote that answers `{ deep }` with JSON nested `levels` deep. */
+function startDeepRemote(levels: number): Promise<{ url: string; close(): Promise<void> }> {
+  const deep = `{"data":{"deep":${'['.repeat(levels)}${']'.repeat(levels)}}}`;
+  return startStubRemote('scalar JSON type Query { deep: JSON }', (res) => res.end(deep));
+}
+
 /** A remote whose `{ slow }` answers after `ms`, counting the calls it holds at once. */
 async function startSlowRemote(ms: number): Promise<{ url: string; mostAtOnce: () => number; calls: () => number; close(): Promise<void> }> {
-  const schema = buildSchema('type Query { slow: Int }');
   let open = 0;
   let most = 0;
   let calls = 0;
-  const stub = createHttpServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { query: string };
-      res.writeHead(200, { 'content-type': 'application/json' });
-      if (body.query.includes('__schema')) {
-        res.end(JSON.stringify(graphqlSync({ schema, source: body.query })));
-        return;
-      }
-      calls++;
-      most = Math.max(most, ++open);
-      setTimeout(() => {
-        open--;
-        res.end('{"data":{"slow":1}}');
-      }, ms);
-    });
+  const stub = await startStubRemote('type Query { slow: Int }', (res) => {
+    calls++;
+    most = Math.max(most, ++open);
+    setTimeout(() => {
+      open--;
+      res.end('{"data":{"slow":1}}');
+    }, ms);
   });
-  await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(stub.address() as AddressInfo).port}/graphql`,
-    mostAtOnce: () => most,
-    calls: () => calls,
-    close: () => new Promise((resolve) => stub.close(() => resolve())),
-  };
+  return { ...stub, mostAtOnce: () => most, calls: () => calls };
 }
 
 describe('batches', () => {
