@@ -75,7 +75,10 @@ export function decodeJws(token: string): DecodedJws {
   if (typeof alg !== 'string') throw decodeError('header has no "alg"');
   if (header['crit'] !== undefined) throw new JwtVerificationError('JWSInvalidSignature');
   checkSegmentLength(signatureSegment, 'signature');
-  const kid = typeof header['kid'] === 'string' ? header['kid'] : undefined;
+  // RFC 7515: `kid` is a string. Another type is a malformed header, not a token without `kid`
+  // (which any key of its algorithm may verify).
+  const kid = header['kid'];
+  if (kid !== undefined && typeof kid !== 'string') throw decodeError('header "kid" is not a string');
   return { token, header, alg: alg === 'Ed25519' ? 'EdDSA' : alg, kid, payloadSegment };
 }
 

@@ -201,6 +201,22 @@ describe('signature verification', () => {
       );
     });
 
+    it('refuses a header whose kid is not a string as not a compact JWS, though its signature holds', async () => {
+      for (const kid of [7, null, ['k1'], { id: 'k1' }]) {
+        const input = `${b64({ alg: 'HS256', kid })}.${b64(userClaims())}`;
+        const mac = createHmac('sha256', secret).update(input).digest('base64url');
+        const answer = await hs.query(bearer(`${input}.${mac}`));
+        expect(answer.status).toBe(401);
+        expect((answer.body as { errors: { message: string }[] }).errors[0]?.message).toBe(
+          'Could not verify JWT: JWSError CompactDecodeError header "kid" is not a string',
+        );
+      }
+      // The same token with a string kid is accepted (the one configured key has no kid).
+      const input = `${b64({ alg: 'HS256', kid: 'k1' })}.${b64(userClaims())}`;
+      const mac = createHmac('sha256', secret).update(input).digest('base64url');
+      expect((await hs.query(bearer(`${input}.${mac}`))).status).toBe(200);
+    });
+
     it('accepts a valid 20 KB token', async () => {
       const big = await sign(userClaims({ 'x-svc-blob': 'b'.repeat(20 * 1024) }), secretBytes(secret), { alg: 'HS256' });
       expect(big.length).toBeGreaterThan(20 * 1024);
