@@ -372,6 +372,65 @@ describe('operations that once went to delegation', () => {
   });
 });
 
+describe('a subscription to a remote with renamed types and fields (no namespace)', () => {
+  it('is planned: the remote gets it in its own names, each event comes back renamed, nothing is delegated', async () => {
+    const lines = memoryLogger();
+    const other = createRemoteSchemaRegistry({ retry: false, logger: lines });
+    const server = await startGateway(other);
+    const client = server.wsClient();
+    try {
+      const customization: RemoteSchemaCustomization = {
+        type_names: { prefix: 'R_' },
+        field_names: [
+          { parent_type: 'Subscription', prefix: 'r_' },
+          { parent_type: 'Mutation', prefix: 'r_' },
+          { parent_type: 'Message', mapping: { text: 'body' } },
+        ],
+      };
+      other.commit(await other.plan([{ name: 'sample', definition: { url: remote.url, customization } }]));
+      remote.subscribed.length = 0;
+      const events: unknown[] = [];
+      const listening = new Promise<void>((resolve, reject) => {
+        client.subscribe(
+          { query: 'subscription Added { added: r_messageAdded { ...M } } fragment M on R_Message { __typename id body }' },
+          {
+            next: (event) => {
+              events.push(event);
+              resolve();
+            },
+            error: reject,
+            complete: () => {},
+          },
+        );
+      });
+      await expect.poll(() => remote.subscribed.length).toBe(1);
+      // Published once the remote holds the subscription; sent until one event arrives.
+      const publish = async () => {
+        while (events.length === 0) {
+          const sent = await server.post({ query: 'mutation { r_addMessage(input: { text: "hi" }) { id } }' });
+          expect(sent.status).toBe(200);
+          await Promise.race([listening, new Promise((resolve) => setTimeout(resolve, 50))]);
+        }
+      };
+      await publish();
+      expect(events[0]).toEqual({ data: { added: { __typename: 'R_Message', id: expect.any(String), body: 'hi' } } });
+      expect(remote.subscribed).toEqual([
+        { query: expect.stringMatching(/^subscription Added \{\s*added: messageAdded \{/), operationName: 'Added', variables: null },
+      ]);
+      const sent = (remote.subscribed[0] as { query: string }).query;
+      // The remote's own field under the client's name, its own type in the fragment.
+      expect(sent).toContain('body: text');
+      expect(sent).toContain('fragment M on Message');
+      expect(sent).not.toMatch(/R_|r_/);
+      expect(lines.lines.filter((line) => line.includes('executed with delegation'))).toEqual([]);
+    } finally {
+      await client.dispose();
+      await server.close();
+      await other.dispose();
+    }
+  });
+});
+
 describe('what is not planned', () => {
   it('one response key that is __typename in one place and a field in another, on a remote that renames types: delegation, and a debug line says why', async () => {
     const lines = memoryLogger();

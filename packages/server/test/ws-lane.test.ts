@@ -172,6 +172,41 @@ describe('graphql-ws lane: the same messages as Envelop', () => {
           ],
         }),
       ).toEqual([{ message: 'success' }, { message: 'success' }]);
+      // And a third time with its types and root fields renamed, without a namespace.
+      const renamed = {
+        type_names: { prefix: 'R_' },
+        field_names: [
+          { parent_type: 'Query', prefix: 'r_' },
+          { parent_type: 'Subscription', prefix: 'r_' },
+          { parent_type: 'Mutation', prefix: 'r_' },
+          { parent_type: 'Message', mapping: { text: 'body' } },
+        ],
+      };
+      expect(
+        await metadata(server, {
+          type: 'bulk',
+          args: [
+            { type: 'add_remote_schema', args: { name: 'renamed', definition: { url: remote.url, customization: renamed } } },
+            {
+              type: 'add_remote_schema_permissions',
+              args: {
+                remote_schema: 'renamed',
+                role: 'user',
+                definition: {
+                  schema: `
+                    type Query { hello: String! }
+                    type Message { id: ID! text: String! }
+                    type Subscription {
+                      countdown(from: Int! @preset(value: "x-svc-from"), intervalMs: Int): Int!
+                      messageAdded: Message!
+                    }
+                  `,
+                },
+              },
+            },
+          ],
+        }),
+      ).toEqual([{ message: 'success' }, { message: 'success' }]);
     }
   });
 
@@ -206,6 +241,11 @@ describe('graphql-ws lane: the same messages as Envelop', () => {
     ['two fields under a namespace', { gets: 'errors', query: 'subscription { ns { countdown(intervalMs: 1) messageAdded { id } } }', headers: user }],
     ['the one field under a namespace left out', { gets: 'errors', query: 'subscription { ns { countdown(intervalMs: 1) @include(if: false) } }', headers: user }],
     ['a field under a namespace the role is not granted', { gets: 'errors', query: 'subscription { ns { echoHeaders } }', headers: user }],
+    ['renamed types and fields', { gets: 'events', query: 'subscription { r_countdown(intervalMs: 1) }', headers: user }],
+    ['renamed, with aliases, fragments and __typename', { gets: 'events', query: 'subscription { ...F } fragment F on Subscription { c: r_countdown(intervalMs: 1) }', headers: user }],
+    ['admin, renamed', { gets: 'events', query: 'subscription S($from: Int!) { r_countdown(from: $from, intervalMs: 1) }', variables: { from: 2 }, headers: admin }],
+    ['renamed, a variable of the wrong type', { gets: 'errors', query: 'subscription S($ms: Int) { r_countdown(intervalMs: $ms) }', variables: { ms: 'x' }, headers: user }],
+    ['renamed, a field the role is not granted', { gets: 'errors', query: 'subscription { r_echoHeaders }', headers: user }],
   ];
 
   it.each(cases)('%s', async (_name, operation) => {

@@ -32,8 +32,9 @@ export function planFor(
 }
 
 /**
- * What the gateway does with a subscription: its plan (a namespaced subscription), a refusal (a
- * namespaced subscription no plan can serve), or `undefined` (sent as it is, or delegated).
+ * What the gateway does with a subscription: its plan (a namespaced subscription, or one to a
+ * remote with renamed types or fields), a refusal (a namespaced subscription no plan can serve),
+ * or `undefined` (sent as it is, or delegated).
  */
 export function subscriptionPlanFor(
   schema: GraphQLSchema,

@@ -65,11 +65,13 @@ export function compilePlan(
 }
 
 /**
- * A subscription is planned only when its root field is a remote's `root_fields_namespace` field:
- * the one field selected inside it is subscribed to on the remote, and each event is nested under
- * the namespace's key. Any other subscription is not planned (sent as it is, or delegated).
- * `{ refusal }`: a namespaced subscription that cannot be served (no other route can run it), with
- * the message that refuses it.
+ * A subscription is planned when its root field is a remote's `root_fields_namespace` field (the
+ * one field selected inside it is subscribed to on the remote, and each event is nested under the
+ * namespace's key) or a field of a remote with renamed types or fields (subscribed to in the
+ * remote's names, each event renamed back). A subscription to a remote without customization is
+ * not planned: it is sent as it is. `{ refusal }`: a namespaced subscription that cannot be served
+ * (no other route can run it), with the message that refuses it; `{ fallback }`: a renamed one the
+ * plan cannot express, executed by delegation.
  */
 function compileSubscription(
   schema: GraphQLSchema,
@@ -84,7 +86,7 @@ function compileSubscription(
       return remote !== undefined && renamingOf(remote).namespace === selection.name.value;
     });
   // Validation leaves a subscription one root field (possibly inside fragments on the root type).
-  const rootSelections: SelectionNode[] = [];
+  const rootSelections: FieldNode[] = [];
   const collect = (selections: readonly SelectionNode[], seen: Set<string>): void => {
     for (const selection of selections) {
       if (selection.kind === Kind.FIELD) rootSelections.push(selection);
@@ -99,8 +101,21 @@ function compileSubscription(
     }
   };
   collect(operation.selectionSet.selections, new Set());
-  if (!namespaced(rootSelections)) return undefined;
   const name = operation.name?.value;
+  if (!namespaced(rootSelections)) {
+    // Validation leaves one response key at the root: every field there is the same one.
+    const remote = rootSelections[0] && owners.get(rootSelections[0].name.value);
+    if (!remote || remote.forwardable) return undefined;
+    try {
+      const plan = new Compiler(schema, document, operation, owners).compile();
+      const [entry, ...others] = plan.entries;
+      if (!entry || others.length > 0 || entry.kind !== 'field') fail('a subscription selects one root field');
+      return { plan };
+    } catch (error) {
+      if (error instanceof Unplannable) return { fallback: error.message, operationName: name };
+      throw error;
+    }
+  }
   try {
     const plan = new Compiler(schema, document, operation, owners).compile();
     const [entry, ...others] = plan.entries;

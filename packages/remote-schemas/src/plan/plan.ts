@@ -92,7 +92,7 @@ export type RootEntry = Placement &
 
 /** An operation compiled for its schema: the requests to send, and how their answers make the client's response. */
 export interface Plan {
-  /** A subscription's plan has one call, to the remote of its namespace field, and one entry. */
+  /** A subscription's plan has one call, to the remote of its root field (or namespace field), and one entry. */
   operation: 'query' | 'mutation' | 'subscription';
   /** The operation's variable definitions, checked against the client's schema before anything is sent. */
   variableDefinitions: readonly VariableDefinitionNode[];

@@ -28,9 +28,10 @@ export function refusedSubscription(message: string): ExecutionResult {
 }
 
 /**
- * Starts a subscription's plan: the one field inside its namespace field is subscribed to on the
- * remote, and each event is nested under the namespace's key (with its `__typename`, renamed
- * types and error paths as for a query). The variables were checked before (see the plugin).
+ * Starts a subscription's plan: its one field (at the root, or inside its namespace field) is
+ * subscribed to on the remote in the remote's names, and each event is renamed back and nested
+ * under the namespace's key if any (with its `__typename`, renamed types and error paths as for
+ * a query). The variables were checked before (see the plugin).
  * An event may be shared with other subscribers of the same upstream subscription: it is copied
  * where it changes, never changed in place.
  */
