@@ -13,7 +13,9 @@
 // BENCH_ONLY: comma-separated routes to run, of `direct`, `floor`, `gateway` (default: these three)
 // and `namespace`: through the gateway to the same remote added a second time under
 // `root_fields_namespace` (`subscription { ns { tick { ... } } }`, each event nested under `ns` by
-// the gateway), to compare with `gateway`. BENCH_HEAP_SNAPSHOT: a directory where
+// the gateway), and `renamed`: the same remote added once more with its types prefixed `R_` and its
+// root fields `r_` (`subscription { r_tick { ... } }`, each event renamed back by the gateway), to
+// compare with `gateway`. BENCH_HEAP_SNAPSHOT: a directory where
 // the gateway's heap is written before and with each N subscribers (bench/lib/heap-summary.ts);
 // BENCH_ALLOCATIONS: a directory where what the gateway allocates over each measured window is
 // written (V8's sampling heap profiler, collected objects included; bench/lib/allocation-summary.ts);
@@ -39,7 +41,13 @@ import { now } from './lib/ticker-remote.js';
 const ADMIN_SECRET = 'bench-subscriptions-admin-secret';
 const JWT_KEY = 'bench-subscriptions-jwt-key-of-at-least-32-characters';
 const QUERY = 'subscription { tick { user seq sentAt } }';
-const NAMESPACED_QUERY = 'subscription { ns { tick { user seq sentAt } } }';
+/** What each route's clients ask, and where the tick is in each event. */
+const SHAPES = {
+  plain: { query: QUERY, tick: (data: EventData | undefined) => data?.tick },
+  namespace: { query: 'subscription { ns { tick { user seq sentAt } } }', tick: (data: EventData | undefined) => data?.ns?.tick },
+  renamed: { query: 'subscription { r_tick { user seq sentAt } }', tick: (data: EventData | undefined) => data?.r_tick },
+} as const;
+type EventData = { tick?: Tick; ns?: { tick?: Tick }; r_tick?: Tick };
 /** Subscribers connecting at once while they are set up. */
 const CONNECT_BATCH = 250;
 /**
@@ -67,7 +75,7 @@ const config: BenchConfig = {
   cpuProf: process.env['BENCH_CPU_PROF'] === '1',
 };
 const sizes = (process.env['BENCH_SUBSCRIBERS'] ?? '1000,9900').split(',').map(Number);
-const ROUTES = ['direct', 'floor', 'gateway', 'namespace'] as const;
+const ROUTES = ['direct', 'floor', 'gateway', 'namespace', 'renamed'] as const;
 type Route = (typeof ROUTES)[number];
 const routes = new Set((process.env['BENCH_ONLY'] ?? 'direct,floor,gateway').split(',').map((r) => r.trim()));
 for (const route of routes) {
@@ -137,8 +145,8 @@ class Subscribers {
     return [...this.#errors].map(([what, n]) => `${n} x ${what}`).join('; ');
   }
 
-  /** `namespaced`: the subscription is asked under the `ns` namespace field (its events nested under it). */
-  constructor(readonly namespaced = false) {}
+  /** `namespace`: asked under the `ns` namespace field (its events nested under it); `renamed`: as `r_tick`. */
+  constructor(readonly shape: keyof typeof SHAPES = 'plain') {}
 
   async open(n: number, url: string, params: (i: number) => Promise<Record<string, unknown>>): Promise<void> {
     for (let from = 0; from < n; from += CONNECT_BATCH) {
@@ -164,11 +172,12 @@ class Subscribers {
         },
       });
       this.clients.push(client);
-      client.subscribe<{ tick?: Tick; ns?: { tick: Tick } }>(
-        { query: this.namespaced ? NAMESPACED_QUERY : QUERY },
+      const shape = SHAPES[this.shape];
+      client.subscribe<EventData>(
+        { query: shape.query },
         {
           next: (result) => {
-            const tick = this.namespaced ? result.data?.ns?.tick : result.data?.tick;
+            const tick = shape.tick(result.data ?? undefined);
             if (!tick || tick.user !== user) {
               this.error(i, tick ? 'event of another user' : `result: ${JSON.stringify(result).slice(0, 200)}`);
               return;
@@ -276,7 +285,7 @@ async function measure(
   url: string,
   params: (i: number) => Promise<Record<string, unknown>>,
 ): Promise<Measured> {
-  const subscribers = new Subscribers(route === 'namespace');
+  const subscribers = new Subscribers(route === 'namespace' || route === 'renamed' ? route : 'plain');
   if (gateway && snapshotDir) progress(`  heap snapshot: ${await gateway.heapSnapshot(join(snapshotDir, `gateway-${n}-idle.heapsnapshot`))}`);
   const idle = gateway && (await gateway.stats(true));
   progress(`  ${route}, ${n} subscribers: connecting`);
@@ -416,6 +425,21 @@ try {
       definition: { url: remote.url, customization: { root_fields_namespace: 'ns' } },
     });
   }
+  if (runs('renamed')) {
+    await metadataOrThrow(gateway.url, ADMIN_SECRET, 'add_remote_schema', {
+      name: 'ticker_renamed',
+      definition: {
+        url: remote.url,
+        customization: {
+          type_names: { prefix: 'R_' },
+          field_names: [
+            { parent_type: 'Query', prefix: 'r_' },
+            { parent_type: 'Subscription', prefix: 'r_' },
+          ],
+        },
+      },
+    });
+  }
   const remoteWs = remote.url.replace(/^http/, 'ws');
   const gatewayWs = `${gateway.url.replace(/^http/, 'ws')}/v1/graphql`;
   for (const n of sizes) {
@@ -432,8 +456,9 @@ try {
       results.push(await measure(n, 'gateway', remote, gateway, gatewayWs, async (i) => ({ headers: { authorization: `Bearer ${await token(i)}` } })));
       await sleep(2);
     }
-    if (runs('namespace')) {
-      results.push(await measure(n, 'namespace', remote, gateway, gatewayWs, async (i) => ({ headers: { authorization: `Bearer ${await token(i)}` } })));
+    for (const route of ['namespace', 'renamed'] as const) {
+      if (!runs(route)) continue;
+      results.push(await measure(n, route, remote, gateway, gatewayWs, async (i) => ({ headers: { authorization: `Bearer ${await token(i)}` } })));
       await sleep(2);
     }
   }
@@ -450,7 +475,8 @@ const method =
   'the same session headers directly), first directly to the remote, then through a bare WebSocket pass-through (floor: ' +
   'a socket of its own upstream per client, bytes passed on, nothing parsed), then through the gateway; in the floor ' +
   "row the gateway columns are the pass-through's" +
-  (runs('namespace') ? '; last, through the gateway to the same remote under a root fields namespace (namespace row)' : '') +
+  (runs('namespace') ? '; then through the gateway to the same remote under a root fields namespace (namespace row)' : '') +
+  (runs('renamed') ? '; then to the same remote with its types and root fields prefixed (renamed row)' : '') +
   '. Latency: sent at the ' +
   'remote to received by the client. Memory: gateway RSS and heap after a full GC with the N subscribers (after the ' +
   'latency window, the last of 5 samples 1 s apart) minus before them, per subscriber; peak RSS: the largest RSS read ' +
@@ -494,7 +520,7 @@ const largest = Math.max(...sizes);
 const direct = results.find((r) => r.n === largest && r.route === 'direct');
 const through = results.find((r) => r.n === largest && r.route === 'gateway');
 const passthrough = results.find((r) => r.n === largest && r.route === 'floor');
-const namespaced = results.find((r) => r.n === largest && r.route === 'namespace');
+const customized = (['namespace', 'renamed'] as const).flatMap((route) => results.filter((r) => r.n === largest && r.route === route));
 if (direct && through) {
   console.log('');
   console.log(
@@ -521,10 +547,11 @@ if (direct && through) {
     );
   }
 }
-if (through && namespaced) {
+for (const other of through ? customized : []) {
+  const what = other.route === 'namespace' ? 'under a namespace' : 'renamed (type and root field prefixes)';
   console.log(
-    `- under a namespace at ${largest} (not a target): CPU ${round(namespaced.gatewayCpuPerEvent ?? NaN, 1)} µs per event vs ` +
-      `${round(through.gatewayCpuPerEvent ?? NaN, 1)} without (${round((namespaced.gatewayCpuPerEvent ?? NaN) / (through.gatewayCpuPerEvent ?? NaN), 2)}x), ` +
-      `p99 ${round(namespaced.p99, 1)} ms vs ${round(through.p99, 1)}, ${round(namespaced.rssPerSubscriber ?? NaN, 1)} KiB RSS per subscriber vs ${round(through.rssPerSubscriber ?? NaN, 1)}`,
+    `- ${what} at ${largest} (not a target): CPU ${round(other.gatewayCpuPerEvent ?? NaN, 1)} µs per event vs ` +
+      `${round(through!.gatewayCpuPerEvent ?? NaN, 1)} as it is (${round((other.gatewayCpuPerEvent ?? NaN) / (through!.gatewayCpuPerEvent ?? NaN), 2)}x), ` +
+      `p99 ${round(other.p99, 1)} ms vs ${round(through!.p99, 1)}, ${round(other.rssPerSubscriber ?? NaN, 1)} KiB RSS per subscriber vs ${round(through!.rssPerSubscriber ?? NaN, 1)}`,
   );
 }
