@@ -319,4 +319,60 @@ describe('a remote that answers what the role may not see, and errors about it',
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
+  it('has keys it was not asked for left out, and a __typename naming another type taken as a type the role does not see', async () => {
+    // The sample remote's schema; it answers every query with fields nobody asked for, at every level.
+    const answer = {
+      data: {
+        user: { __typename: 'User', id: '1', name: 'Ada', role: 'ADMIN', secret: 'S1', posts: [{ id: 'p1', title: 'T', draft: 'S2' }] },
+        a: { __typename: 'Hidden', id: '2', name: 'Grace' },
+        b: { t: 'Post', id: '3', name: 'Linus' },
+        leak: { password: 'S3' },
+      },
+      errors: [{ message: 'the draft of p1 failed', path: ['user', 'posts', 0, 'draft'] }],
+    };
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body.includes('__schema') ? { data: sampleIntrospection() } : answer));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+    const registry = createRemoteSchemaRegistry({ logger: memoryLogger(), retry: false, enableRemoteSchemaPermissions: true, getSession: testGetSession });
+    const grant = `
+      type Post { id: ID! title: String! }
+      type User { id: ID! name: String! posts: [Post!]! }
+      type Query { user(id: ID!): User }
+    `;
+    try {
+      const plan = await registry.plan([{ name: 'hostile', definition: { url }, permissions: [{ role: 'narrow', schema: grant }] }]);
+      expect(plan.problems).toEqual([]);
+      registry.commit(plan);
+      const gateway = await startGateway(registry);
+      try {
+        const query = '{ user(id: "1") { __typename id name posts { id title } } a: user(id: "2") { __typename id name } b: user(id: "3") { t: __typename id } }';
+        const response = await gateway.post({ query }, session('narrow'));
+        expect(response.body).toEqual({
+          data: {
+            user: { __typename: 'User', id: '1', name: 'Ada', posts: [{ id: 'p1', title: 'T' }] },
+            // Nullable: a User named as another type is an object the role may not see.
+            a: null,
+            b: null,
+          },
+        });
+        expect(JSON.stringify(response.body)).not.toMatch(/S1|S2|S3|secret|draft|password|leak|Hidden|Post|role/);
+        // Admin gets what the remote sent, as it sent it.
+        const admin = await gateway.post({ query }, { 'x-test-session': JSON.stringify({ role: 'admin', isAdmin: true }) });
+        expect(admin.body.data.user.secret).toBe('S1');
+      } finally {
+        await gateway.close();
+      }
+    } finally {
+      await registry.dispose();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
 });

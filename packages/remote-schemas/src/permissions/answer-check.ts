@@ -16,8 +16,10 @@ type Outcome = typeof KEEP | typeof HIDDEN | typeof BUBBLE;
 type Segment = string | number;
 
 /**
- * One walk over one answer: only along the places its plan names. The answer was just parsed from
- * the remote's JSON and belongs to this request, so it is changed in place.
+ * One walk over one answer, along the objects its document selects. The answer was just parsed
+ * from the remote's JSON and belongs to this request (or, for a subscription's event shared by
+ * subscribers with the same session, to each of them alike: the walk changes nothing twice), so
+ * it is changed in place.
  */
 class Walk {
   /** The path in the answer as the client gets it (list indices after the items left out). */
@@ -58,10 +60,11 @@ class Walk {
     if (check.item) return Array.isArray(value) ? this.#list(value, check.item) : KEEP;
     if (check.values) return typeof value === 'string' && check.values.has(value) ? KEEP : HIDDEN;
     if (!check.shape || typeof value !== 'object' || Array.isArray(value)) return KEEP;
-    return this.#object(value as Record<string, unknown>, check.shape);
+    return this.object(value as Record<string, unknown>, check.shape);
   }
 
-  #object(object: Record<string, unknown>, shape: Shape): Outcome {
+  /** An object of `shape`: keys the document does not select left out, then the checks of its fields. */
+  object(object: Record<string, unknown>, shape: Shape): Outcome {
     let fields = shape.fields;
     if (shape.typename !== undefined) {
       const typename = object[shape.typename];
@@ -70,6 +73,20 @@ class Walk {
       if (typeof typename !== 'string') return HIDDEN;
       if (shape.allowed && !shape.allowed.has(typename)) return HIDDEN;
       fields = shape.byType?.get(typename);
+    }
+    if (shape.typenames) {
+      for (const key of shape.typenames.keys) {
+        const typename = object[key];
+        if (typename !== undefined && (typeof typename !== 'string' || !shape.typenames.names.has(typename))) return HIDDEN;
+      }
+    }
+    for (const key in object) {
+      if (shape.keys.has(key)) continue;
+      // Not asked for: not the role's to see (a hostile or faulty remote's extra field).
+      delete object[key];
+      this.#original.push(key);
+      this.#remove();
+      this.#original.pop();
     }
     return fields ? this.fields(object, fields) : KEEP;
   }
@@ -112,21 +129,25 @@ function outsideError(path: Segment[]): GraphQLError {
 }
 
 /**
- * The remote's answer as the role may see it, by `plan`: an object of a runtime type the role does
- * not see, or an enum value it does not see, is left out of a list, nulled in a nullable field, and
- * in a non-null field nulls the nearest nullable place above with the error
+ * The remote's answer as the role may see it, by `plan`: keys no object of the document selects
+ * are left out; an object of a runtime type the role does not see (by the gateway's `__typename`
+ * or the client's), or an enum value it does not see, is left out of a list, nulled in a nullable
+ * field, and in a non-null field nulls the nearest nullable place above with the error
  * {@link OUTSIDE_ROLE_MESSAGE} (`data` itself when nothing above is nullable). The remote's errors
  * about what was left out go with it; the others follow the items left out of lists. `__typename`
  * fields the gateway asked for itself are taken out.
  */
 export function checkAnswer(plan: AnswerPlan, result: ExecutionResult): ExecutionResult {
   const data = result.data as Record<string, unknown> | null | undefined;
-  if (!data || typeof data !== 'object') return result;
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return result;
   const walk = new Walk();
-  const outcome = walk.fields(data, plan.root.fields!);
+  // The root's own `__typename` names the root type: nothing the role does not see.
+  const outcome = walk.object(data, plan.root);
   if (!walk.removed && walk.errors.length === 0) return result;
   const errors = [...followRemovals(result.errors ?? [], walk), ...walk.errors];
-  return { ...result, data: outcome === BUBBLE ? null : data, ...(errors.length > 0 ? { errors } : {}) };
+  // Every error may have been about what was left out: then the answer has none.
+  const { errors: _remote, ...rest } = result;
+  return { ...rest, data: outcome === BUBBLE ? null : data, ...(errors.length > 0 ? { errors } : {}) };
 }
 
 /** The remote's errors with paths as the client gets them; those below a value left out are dropped. */
@@ -169,7 +190,7 @@ export interface AnswerGuard {
   readonly grant: RoleGrant;
   /** The remote's own schema the grant was checked against. */
   readonly remote: GraphQLSchema;
-  /** `undefined`: no place of this document's answers can hold anything the role may not see. */
+  /** `undefined`: no operation to check (the remote's own validation answers it). */
   readonly plan: AnswerPlan | undefined;
 }
 

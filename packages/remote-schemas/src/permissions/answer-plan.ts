@@ -40,6 +40,17 @@ export interface FieldCheck {
 
 /** The checks of an object in the answer. */
 export interface Shape {
+  /**
+   * The response keys the document selects on it (on an interface or union, on any runtime type
+   * the role sees): any other key the remote answers is left out.
+   */
+  readonly keys: ReadonlySet<string>;
+  /**
+   * The response keys of the `__typename` fields selected on it, and the runtime types (the
+   * remote's own names) they may name: another name (a type the role does not see, or not a type
+   * of this place at all) makes the object one the role may not see.
+   */
+  readonly typenames?: { readonly keys: readonly string[]; readonly names: ReadonlySet<string> };
   /** Where the object's runtime type name is; set when the checks depend on it. */
   readonly typename?: string;
   /** The gateway asked for `typename` itself: it leaves the answer once read. */
@@ -70,10 +81,10 @@ const plans = new WeakMap<DocumentNode, WeakMap<RoleGrant, Cached>>();
 
 /**
  * The checks of the answers to `document` (in the remote's own names) for a role with `grant` on
- * `remote` (its own schema): the places that can hold an enum value or a runtime type the role does
- * not see, and nothing else. `undefined` when there is none: the answer is passed on as it is.
- * Compiled once per (document, grant); a role whose grant narrows no enum, interface or union never
- * compiles anything.
+ * `remote` (its own schema): the response keys of every object (a key the document does not
+ * select is left out, whatever the remote sends), the `__typename` values it may hold, and the
+ * places that can hold an enum value or a runtime type the role does not see. Compiled once per
+ * (document, grant). `undefined`: no such operation in the document.
  */
 export function answerPlanFor(
   document: DocumentNode,
@@ -82,7 +93,6 @@ export function answerPlanFor(
   remote: GraphQLSchema,
 ): AnswerPlan | undefined {
   const rules = answerRulesOf(grant, remote);
-  if (!rules.narrowed) return undefined;
   let byGrant = plans.get(document);
   if (!byGrant) plans.set(document, (byGrant = new WeakMap()));
   let cached = byGrant.get(grant);
@@ -91,6 +101,26 @@ export function answerPlanFor(
     byGrant.set(grant, cached);
   }
   return cached.plan ?? undefined;
+}
+
+/** The response keys selected on an object: all of them, those of `__typename`, those of other fields. */
+interface Keys {
+  readonly all: Set<string>;
+  readonly typenames: Set<string>;
+  readonly fields: Set<string>;
+}
+
+function newKeys(): Keys {
+  return { all: new Set(), typenames: new Set(), fields: new Set() };
+}
+
+/**
+ * The `typenames` of a shape whose runtime types are `names`: the keys that are `__typename`
+ * wherever they are selected (a key that is a field on another runtime type says nothing of it).
+ */
+function typenamesOf(found: Keys, names: readonly string[]): Pick<Shape, 'typenames'> {
+  const keys = [...found.typenames].filter((key) => !found.fields.has(key));
+  return keys.length > 0 ? { typenames: { keys, names: new Set(names) } } : {};
 }
 
 class Compiler {
@@ -116,18 +146,20 @@ class Compiler {
     if (!operation) return null;
     const root = this.#remote.getRootType(operation.operation);
     if (!root) return null;
-    const fields = this.#fieldChecks([operation.selectionSet], root);
-    if (fields.length === 0) return null;
-    return { document: this.#inject.size > 0 ? this.#injected() : this.#document, root: { fields } };
+    const keys = newKeys();
+    const fields = this.#fieldChecks([operation.selectionSet], root, keys);
+    return { document: this.#inject.size > 0 ? this.#injected() : this.#document, root: { keys: keys.all, ...(fields.length > 0 ? { fields } : {}) } };
   }
 
-  /** The checks of the fields `sets` select on an object of runtime type `type`. */
-  #fieldChecks(sets: readonly SelectionSetNode[], type: GraphQLObjectType): FieldCheck[] {
+  /** The checks of the fields `sets` select on an object of runtime type `type`; their response keys are added to `keys`. */
+  #fieldChecks(sets: readonly SelectionSetNode[], type: GraphQLObjectType, keys: Keys): FieldCheck[] {
     const grouped = new Map<string, FieldNode[]>();
     for (const set of sets) this.#collect(set, type, grouped, new Set());
     const checks: FieldCheck[] = [];
     const definitions = type.getFields();
     for (const [key, nodes] of grouped) {
+      keys.all.add(key);
+      (nodes[0]!.name.value === '__typename' ? keys.typenames : keys.fields).add(key);
       const definition = definitions[nodes[0]!.name.value];
       // `__typename` and fields the remote does not have (its own validation answers those).
       if (!definition) continue;
@@ -177,26 +209,29 @@ class Compiler {
     const values = this.#rules.enums.get(type.name);
     if (values) return { nonNull: false, values };
     if (!isCompositeType(type)) return undefined;
-    const shape = this.#shape(type, nodes);
-    return shape && { nonNull: false, shape };
+    return { nonNull: false, shape: this.#shape(type, nodes) };
   }
 
-  #shape(type: GraphQLCompositeType, nodes: readonly FieldNode[]): Shape | undefined {
+  #shape(type: GraphQLCompositeType, nodes: readonly FieldNode[]): Shape {
     const sets = nodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : []));
+    const keys = newKeys();
     if (isObjectType(type)) {
-      const fields = this.#fieldChecks(sets, type);
-      return fields.length > 0 ? { fields } : undefined;
+      const fields = this.#fieldChecks(sets, type, keys);
+      return { keys: keys.all, ...typenamesOf(keys, [type.name]), ...(fields.length > 0 ? { fields } : {}) };
     }
     const allowed = this.#rules.abstracts.get(type.name);
     const byType = new Map<string, readonly FieldCheck[]>();
+    const members: string[] = [];
     for (const member of this.#remote.getPossibleTypes(type)) {
       // A runtime type the role does not see leaves the answer whatever is below it.
       if (allowed && !allowed.has(member.name)) continue;
-      const fields = this.#fieldChecks(sets, member);
+      members.push(member.name);
+      const fields = this.#fieldChecks(sets, member, keys);
       if (fields.length > 0) byType.set(member.name, fields);
     }
-    if (!allowed && byType.size === 0) return undefined;
-    return { ...this.#typename(nodes), ...(allowed ? { allowed } : {}), ...(byType.size > 0 ? { byType } : {}) };
+    const shape: Shape = { keys: keys.all, ...typenamesOf(keys, members) };
+    if (!allowed && byType.size === 0) return shape;
+    return { ...shape, ...this.#typename(nodes), ...(allowed ? { allowed } : {}), ...(byType.size > 0 ? { byType } : {}) };
   }
 
   /**
