@@ -108,6 +108,7 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
   const keyPrefix = options.keyPrefix ?? 'svc-graphql:rate:';
   const logger = options.logger ?? console;
   const connectTimeout = options.connectTimeoutMs ?? 2000;
+  const commandTimeout = options.commandTimeoutMs ?? 1000;
   const probeIntervalMs = options.probeIntervalMs ?? 1000;
   const local = options.local ?? createLocalRateLimiter();
   const where = redactRedisUrl(options.url);
@@ -120,7 +121,7 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
 
   const redis = new Redis(options.url, {
     connectTimeout,
-    commandTimeout: options.commandTimeoutMs ?? 1000,
+    commandTimeout,
     // A command while disconnected fails at once (counted locally) instead of waiting in a queue.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -183,8 +184,16 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
     args.push(RATE_WINDOW_MS, `${instance}:${String(sequence)}:`);
     for (const request of batch) args.push(request.maxPerMinute);
     let reply: number[];
+    // ioredis times a command from when it is written, and a command waiting behind a pipeline that
+    // Redis does not answer is written late: the deadline runs from here, as the request waits.
+    let deadline: ReturnType<typeof setTimeout> | undefined;
     try {
-      reply = await slidingWindow(...args);
+      reply = await Promise.race([
+        slidingWindow(...args),
+        new Promise<never>((_, reject) => {
+          deadline = setTimeout(() => reject(new Error(`no answer within ${String(commandTimeout)} ms`)), commandTimeout);
+        }),
+      ]);
     } catch (error) {
       // Redis answered, but with an error (a key of another type under our prefix): a fault to
       // fix, not an outage. Counted locally meanwhile.
@@ -192,6 +201,8 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
       else markUnreachable(error);
       for (const request of batch) request.resolve(local.hitNow(request.key, request.maxPerMinute));
       return;
+    } finally {
+      clearTimeout(deadline);
     }
     batch.forEach((request, index) => {
       const allowed = reply[index * 3] === 1;

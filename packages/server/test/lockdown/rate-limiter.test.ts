@@ -216,6 +216,32 @@ describe('the Redis counter (a real redis-server)', () => {
     await until(() => instance.state === 'ready', 10_000);
   }, 30_000);
 
+  it('answers each request that came while a connected Redis went silent within its own timeout, not behind earlier ones', async () => {
+    const timeoutMs = 1000;
+    const instance = limiter({ keyPrefix: prefix(), commandTimeoutMs: timeoutMs });
+    await until(() => instance.state === 'ready');
+    await instance.hit('k', 100);
+    redis.pause();
+    try {
+      // Requests arriving one after the other while the first still waits for Redis: each in its
+      // own turn of the event loop, so each is a script call of its own behind the first.
+      const waited: Array<Promise<number>> = [];
+      for (let i = 0; i < 5; i++) {
+        const started = performance.now();
+        waited.push(Promise.resolve(instance.hit('k', 100)).then(() => performance.now() - started));
+        await new Promise((resolve) => setTimeout(resolve, 60));
+      }
+      const times = await Promise.all(waited);
+      // Each counted locally once its own second is up (they used to wait until the first's
+      // timeout and then a whole timeout more, about 1.7 s for the second).
+      expect(times.every((ms) => ms < timeoutMs * 1.5), times.map(Math.round).join(', ')).toBe(true);
+      expect(instance.state).toBe('unreachable');
+    } finally {
+      redis.resume();
+    }
+    await until(() => instance.state === 'ready', 10_000);
+  }, 30_000);
+
   it('never shows a password in what it logs', () => {
     expect(redactRedisUrl('redis://user:s3cret@127.0.0.1:6379/0')).toBe('redis://user:***@127.0.0.1:6379/0');
   });
