@@ -129,6 +129,20 @@ describe('a relationship field in a query', () => {
     });
   });
 
+  it('moves the locations of a customized source\'s errors (namespace, renamed types and fields) into the client\'s document too', async () => {
+    await use(
+      commerceEntries(commerce, {
+        users: { definition: { url: commerce.users.url, customization: { root_fields_namespace: 'us', type_names: { prefix: 'U_' }, field_names: [{ parent_type: 'User', mapping: { email: 'mail' } }] } } },
+      }),
+    );
+    const query = '{\n  us { user(id: "13") {\n    org { name }\n    mail\n  } }\n}';
+    const response = await gateway.post({ query });
+    expect(response.body).toEqual({
+      data: { us: { user: null } },
+      errors: [{ message: 'email of user 13 is hidden', locations: [{ line: 4, column: 5 }], path: ['us', 'user', 'mail'], extensions: { code: 'HIDDEN' } }],
+    });
+  });
+
   it('answers __typename with the customized name, on both sides', async () => {
     await use(
       commerceEntries(commerce, {
