@@ -129,7 +129,12 @@ export function createSessionResolver(options: JwtSessionOptions): SessionResolv
       variables: { ...claims.variables, [roleHeader]: role },
       isAdmin: role === 'admin',
     };
-    if (exp !== undefined) session.expiresAt = new Date(exp * 1000);
+    if (exp !== undefined) {
+      // An `exp` past what a Date holds (year 275760; some issuers write Number.MAX_SAFE_INTEGER
+      // for "never") is a token that does not expire in any time the server can name.
+      const expiresAt = new Date(exp * 1000);
+      if (!Number.isNaN(expiresAt.getTime())) session.expiresAt = expiresAt;
+    }
     skews.set(session, skew);
     return session;
   }

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { SignJWT } from 'jose';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, parseCommandLine, ServerOptionError, type SvcGraphqlServer } from '../src/index.js';
 
@@ -228,6 +229,36 @@ describe('GET /v1/session', () => {
         expires_at: new Date(expires * 1000).toISOString(),
       },
     });
+  });
+
+  it('answers a token whose exp is past what a date can hold as one that does not expire, on every route', async () => {
+    // Some issuers write Number.MAX_SAFE_INTEGER for "never".
+    const token = await new SignJWT({
+      'https://svc-graphql.dev/jwt/claims': { 'x-svc-default-role': 'user', 'x-svc-allowed-roles': ['user'] },
+      exp: Number.MAX_SAFE_INTEGER,
+    })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(new TextEncoder().encode(KEY));
+    expect(await session({ authorization: `Bearer ${token}` })).toEqual({
+      status: 200,
+      cache: 'no-store',
+      body: { role: 'user', is_admin: false, variables: { 'x-svc-role': 'user' } },
+    });
+    // Over graphql-ws the connection is acknowledged and stays open (it was closed at once as expired).
+    const socket = new WebSocket(withConsole.wsUrl, 'graphql-transport-ws');
+    const messages: string[] = [];
+    let closed: number | undefined;
+    socket.on('message', (data) => messages.push(String(data)));
+    socket.on('close', (code) => (closed = code));
+    await new Promise((resolve) => socket.once('open', resolve));
+    socket.send(JSON.stringify({ type: 'connection_init', payload: { headers: { authorization: `Bearer ${token}` } } }));
+    await expect.poll(() => messages).toEqual(['{"type":"connection_ack"}']);
+    socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: '{ __typename }' } }));
+    await expect.poll(() => messages.length).toBe(3);
+    expect(messages.slice(1)).toEqual(['{"id":"1","type":"next","payload":{"data":{"__typename":"Query"}}}', '{"id":"1","type":"complete"}']);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(closed).toBeUndefined();
+    socket.close();
   });
 
   it('answers a refusal exactly as /v1/graphql does, and a request with nothing with the unauthorized role', async () => {
