@@ -23,6 +23,7 @@ import { clientErrorAnswer, noteOperation, remoteCallCounter, trackRequests, upg
 import { useServiceRoutes } from './http/routes.js';
 import { useConfigRoute } from './http/config-route.js';
 import { useSessionRoute } from './http/session-route.js';
+import { guardedRoute } from './http/guarded-route.js';
 import { useHasuraErrorCodes, useThrownValidationErrors } from './http/validation-errors.js';
 import { Cleanups, listen, shutDown } from './lifecycle.js';
 import { createLockdown } from './lockdown/enforce.js';
@@ -131,12 +132,15 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       useCors(origins),
       // 4. Routes answered before any authentication: GraphiQL's files, the console, /v1/session
       //    (which resolves the caller's own session itself), /healthz, /v1/version, /v1/metrics.
-      useGraphiqlAssets(GRAPHQL_PATH),
-      ...(consoleFiles ? [useConsole(consoleFiles)] : []),
-      useSessionRoute({ resolve: (headers) => resolver.resolve(headers), logger }),
-      useConfigRoute({ resolve: (headers) => resolver.resolve(headers), logger, version: VERSION, settings }),
-      useServiceRoutes({ version: VERSION, health: () => healthOf(service, lockdown.warning()) }),
-      ...(metrics ? [useMetricsEndpoint(metrics, { metricsSecret: settings.metricsSecret, adminSecret: settings.adminSecret })] : []),
+      //    A route that throws answers a masked 500, never its stack.
+      ...[
+        useGraphiqlAssets(GRAPHQL_PATH),
+        ...(consoleFiles ? [useConsole(consoleFiles)] : []),
+        useSessionRoute({ resolve: (headers) => resolver.resolve(headers), logger }),
+        useConfigRoute({ resolve: (headers) => resolver.resolve(headers), logger, version: VERSION, settings }),
+        useServiceRoutes({ version: VERSION, health: () => healthOf(service, lockdown.warning()) }),
+        ...(metrics ? [useMetricsEndpoint(metrics, { metricsSecret: settings.metricsSecret, adminSecret: settings.adminSecret })] : []),
+      ].map((route) => guardedRoute(route, logger)),
       // 5. /v1/metadata authenticates on its own (admin only) and never reaches GraphQL.
       useMetadataApi({
         service,
