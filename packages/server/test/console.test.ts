@@ -166,13 +166,13 @@ describe('--enable-console', () => {
     expect(scripts['start']).toContain('--enable-console');
     const env: NodeJS.ProcessEnv = {};
     for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('SVC_GRAPHQL_') && !key.startsWith('npm_')) env[key] = value;
-    // Its own process group: pnpm does not pass a signal on to the server it started.
+    // Its own process group, so that whatever it leaves behind can be stopped at the end.
     const child = spawn('pnpm', ['-s', 'start', '--server-port', '0', '--database-url', `file:${join(dir, 'start.json')}`], { cwd: ROOT, env, detached: true });
     const closed = new Promise((done) => child.on('close', done));
+    let stderr = '';
     try {
       const url = await new Promise<string>((done, fail) => {
         let stdout = '';
-        let stderr = '';
         child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
         child.stdout.on('data', (chunk: Buffer) => {
           stdout += chunk.toString();
@@ -184,9 +184,18 @@ describe('--enable-console', () => {
       const page = await fetch(`${url}/console`);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('<div id="root"></div>');
-    } finally {
-      process.kill(-(child.pid as number), 'SIGTERM');
+      // SIGTERM to pnpm alone (what a process manager sends) reaches the server, which stops
+      // gracefully: the script runs the server in pnpm's own child, not behind a shell.
+      child.kill('SIGTERM');
       await closed;
+      expect(stderr).toMatch(/received SIGTERM[\s\S]*stopped/);
+      await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    } finally {
+      try {
+        process.kill(-(child.pid as number), 'SIGKILL');
+      } catch {
+        // The group is gone already.
+      }
     }
   }, 60_000);
 });
