@@ -53,6 +53,8 @@ export function validateQueryText(value: unknown, path: string, queryName: strin
   if (value.length > maxQueryLength) {
     throw invalid(path, `query "${queryName}" is longer than ${String(maxQueryLength)} characters`);
   }
+  // Every change validates the whole stored document again: a text parsed once is not parsed again.
+  if (validTexts.has(value)) return value;
   let document;
   try {
     document = parse(value, { noLocation: true });
@@ -69,7 +71,25 @@ export function validateQueryText(value: unknown, path: string, queryName: strin
     }
   }
   if (operations === 0) throw invalid(path, `query "${queryName}" holds no operation`, 'parse-failed');
+  rememberValid(value);
   return value;
+}
+
+/**
+ * Query texts found valid (the check depends on the text alone), up to as many queries and
+ * characters as all collections may hold together; past that, the set starts again.
+ */
+const validTexts = new Set<string>();
+let validCharacters = 0;
+
+function rememberValid(text: string): void {
+  const { maxTotalQueries, maxTotalQueryLength } = QUERY_COLLECTION_BOUNDS;
+  if (validTexts.size >= maxTotalQueries || validCharacters + text.length > maxTotalQueryLength) {
+    validTexts.clear();
+    validCharacters = 0;
+  }
+  validTexts.add(text);
+  validCharacters += text.length;
 }
 
 export function validateCollectionQuery(value: unknown, path: string): CollectionQuery {
