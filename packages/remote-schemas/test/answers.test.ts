@@ -252,6 +252,39 @@ describe.each(variants)('a narrow role\'s answers, $label', (variant) => {
   });
 });
 
+/**
+ * A gateway over a remote with the sample remote's schema that answers `answer` to every query,
+ * whatever it asks, with permissions on and role `narrow` granted `grant`; `run` gets the gateway.
+ */
+async function withHostileRemote(answer: unknown, grant: string, run: (gateway: Gateway) => Promise<void>): Promise<void> {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body.includes('__schema') ? { data: sampleIntrospection() } : answer));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+  const registry = createRemoteSchemaRegistry({ logger: memoryLogger(), retry: false, enableRemoteSchemaPermissions: true, getSession: testGetSession });
+  try {
+    const plan = await registry.plan([{ name: 'hostile', definition: { url }, permissions: [{ role: 'narrow', schema: grant }] }]);
+    expect(plan.problems).toEqual([]);
+    registry.commit(plan);
+    const gateway = await startGateway(registry);
+    try {
+      await run(gateway);
+    } finally {
+      await gateway.close();
+    }
+  } finally {
+    await registry.dispose();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
 describe('a remote that answers what the role may not see, and errors about it', () => {
   it('has its hidden members left out, the paths of its other errors moved with them, and hidden names replaced', async () => {
     // The sample remote's schema, and one answer to every query whatever it asks.
@@ -270,18 +303,6 @@ describe('a remote that answers what the role may not see, and errors about it',
       ],
       extensions: { cost: { Post: 3, note: 'Post and User read' } },
     };
-    const server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      req.on('end', () => {
-        const introspection = body.includes('__schema');
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(introspection ? { data: sampleIntrospection() } : answer));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
-    const registry = createRemoteSchemaRegistry({ logger: memoryLogger(), retry: false, enableRemoteSchemaPermissions: true, getSession: testGetSession });
     const grant = `
       interface Node { id: ID! }
       enum Role { EDITOR VIEWER }
@@ -289,35 +310,23 @@ describe('a remote that answers what the role may not see, and errors about it',
       union SearchResult = User
       type Query { search(term: String!): [SearchResult!]! }
     `;
-    try {
-      const plan = await registry.plan([{ name: 'hostile', definition: { url }, permissions: [{ role: 'narrow', schema: grant }] }]);
-      expect(plan.problems).toEqual([]);
-      registry.commit(plan);
-      const gateway = await startGateway(registry);
-      try {
-        const query = '{ search(term: "x") { __typename ... on User { id } } }';
-        const response = await gateway.post({ query }, session('narrow'));
-        expect(response.body).toEqual({
-          data: { search: [{ __typename: 'User', id: '1' }, { __typename: 'User', id: '3' }] },
-          errors: [
-            { message: 'User 3 failed', path: ['search', 1, 'id'], extensions: { code: 'FAILED', owner: '<hidden>' } },
-            { message: 'the remote was busy' },
-          ],
-          extensions: { cost: { Post: 3, note: '<hidden> and User read' } },
-        });
-        // A remote that does not say which type it answered where the role needs to know: left out.
-        const untyped = await gateway.post({ query: '{ search(term: "x") { ... on User { id } } }' }, session('narrow'));
-        expect(untyped.body.data).toEqual({ search: [] });
-        const admin = await gateway.post({ query }, { 'x-test-session': JSON.stringify({ role: 'admin', isAdmin: true }) });
-        expect(admin.body).toEqual({ data: answer.data, errors: answer.errors, extensions: answer.extensions });
-      } finally {
-        await gateway.close();
-      }
-    } finally {
-      await registry.dispose();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
+    await withHostileRemote(answer, grant, async (gateway) => {
+      const query = '{ search(term: "x") { __typename ... on User { id } } }';
+      const response = await gateway.post({ query }, session('narrow'));
+      expect(response.body).toEqual({
+        data: { search: [{ __typename: 'User', id: '1' }, { __typename: 'User', id: '3' }] },
+        errors: [
+          { message: 'User 3 failed', path: ['search', 1, 'id'], extensions: { code: 'FAILED', owner: '<hidden>' } },
+          { message: 'the remote was busy' },
+        ],
+        extensions: { cost: { Post: 3, note: '<hidden> and User read' } },
+      });
+      // A remote that does not say which type it answered where the role needs to know: left out.
+      const untyped = await gateway.post({ query: '{ search(term: "x") { ... on User { id } } }' }, session('narrow'));
+      expect(untyped.body.data).toEqual({ search: [] });
+      const admin = await gateway.post({ query }, { 'x-test-session': JSON.stringify({ role: 'admin', isAdmin: true }) });
+      expect(admin.body).toEqual({ data: answer.data, errors: answer.errors, extensions: answer.extensions });
+    });
   });
   it('has keys it was not asked for left out, and a __typename naming another type taken as a type the role does not see', async () => {
     // The sample remote's schema; it answers every query with fields nobody asked for, at every level.
@@ -330,49 +339,26 @@ describe('a remote that answers what the role may not see, and errors about it',
       },
       errors: [{ message: 'the draft of p1 failed', path: ['user', 'posts', 0, 'draft'] }],
     };
-    const server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      req.on('end', () => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(body.includes('__schema') ? { data: sampleIntrospection() } : answer));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
-    const registry = createRemoteSchemaRegistry({ logger: memoryLogger(), retry: false, enableRemoteSchemaPermissions: true, getSession: testGetSession });
     const grant = `
       type Post { id: ID! title: String! }
       type User { id: ID! name: String! posts: [Post!]! }
       type Query { user(id: ID!): User }
     `;
-    try {
-      const plan = await registry.plan([{ name: 'hostile', definition: { url }, permissions: [{ role: 'narrow', schema: grant }] }]);
-      expect(plan.problems).toEqual([]);
-      registry.commit(plan);
-      const gateway = await startGateway(registry);
-      try {
-        const query = '{ user(id: "1") { __typename id name posts { id title } } a: user(id: "2") { __typename id name } b: user(id: "3") { t: __typename id } }';
-        const response = await gateway.post({ query }, session('narrow'));
-        expect(response.body).toEqual({
-          data: {
-            user: { __typename: 'User', id: '1', name: 'Ada', posts: [{ id: 'p1', title: 'T' }] },
-            // Nullable: a User named as another type is an object the role may not see.
-            a: null,
-            b: null,
-          },
-        });
-        expect(JSON.stringify(response.body)).not.toMatch(/S1|S2|S3|secret|draft|password|leak|Hidden|Post|role/);
-        // Admin gets what the remote sent, as it sent it.
-        const admin = await gateway.post({ query }, { 'x-test-session': JSON.stringify({ role: 'admin', isAdmin: true }) });
-        expect(admin.body.data.user.secret).toBe('S1');
-      } finally {
-        await gateway.close();
-      }
-    } finally {
-      await registry.dispose();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
+    await withHostileRemote(answer, grant, async (gateway) => {
+      const query = '{ user(id: "1") { __typename id name posts { id title } } a: user(id: "2") { __typename id name } b: user(id: "3") { t: __typename id } }';
+      const response = await gateway.post({ query }, session('narrow'));
+      expect(response.body).toEqual({
+        data: {
+          user: { __typename: 'User', id: '1', name: 'Ada', posts: [{ id: 'p1', title: 'T' }] },
+          // Nullable: a User named as another type is an object the role may not see.
+          a: null,
+          b: null,
+        },
+      });
+      expect(JSON.stringify(response.body)).not.toMatch(/S1|S2|S3|secret|draft|password|leak|Hidden|Post|role/);
+      // Admin gets what the remote sent, as it sent it.
+      const admin = await gateway.post({ query }, { 'x-test-session': JSON.stringify({ role: 'admin', isAdmin: true }) });
+      expect(admin.body.data.user.secret).toBe('S1');
+    });
   });
 });
