@@ -155,7 +155,7 @@ describe('errors', () => {
     );
   });
 
-  it('of a call that fails cost only that remote\'s fields, the error at its first field', async () => {
+  it('of a call that fails cost only that remote\'s fields, the error at its namespace field', async () => {
     await use([
       { name: 'sample', definition: { url: remote.url } },
       { name: 'slow', definition: { url: remote.url, timeout_seconds: 0.2, customization: { root_fields_namespace: 'ns' } } },
@@ -171,6 +171,25 @@ describe('errors', () => {
         },
       ],
     });
+  });
+
+  it('of a call that fails is given to every root field of that remote, a non-null one nulling the answer', async () => {
+    const prefixed: RemoteSchemaCustomization = { field_names: ['Query', 'Mutation', 'Subscription'].map((parent_type) => ({ parent_type, prefix: 'p_' })) };
+    await use([
+      { name: 'sample', definition: { url: remote.url } },
+      { name: 'slow', definition: { url: remote.url, timeout_seconds: 0.2, customization: prefixed } },
+    ]);
+    const error = (path: string[]) => ({
+      message: `HTTP exception occurred while sending the request to "${remote.url}"`,
+      path,
+      extensions: { code: 'remote-schema-error', path: '$' },
+    });
+    // Nullable fields: each is null with the error, the other remote's field stands.
+    const nullable = await gateway.post({ query: '{ hello a: p_slow(ms: 1000) b: p_user(id: "1") { id } c: p_boom }' });
+    expect(nullable.body).toEqual({ data: { hello: 'Hello, world!', a: null, b: null, c: null }, errors: [error(['a']), error(['b']), error(['c'])] });
+    // A non-null field (p_hello: String!) among them: the answer is null, every field has its error.
+    const nonNull = await gateway.post({ query: '{ hello a: p_slow(ms: 1000) p_hello }' });
+    expect(nonNull.body).toEqual({ data: null, errors: [error(['a']), error(['p_hello'])] });
   });
 });
 

@@ -384,7 +384,6 @@ class Compiler {
       selectionSet: { kind: Kind.SELECTION_SET, selections },
     };
     const document: DocumentNode = { kind: Kind.DOCUMENT, definitions: [operation, ...rewriter.fragmentDefinitions()] };
-    const [firstPath] = draft.paths.values();
     const text = print(document);
     return {
       local: false,
@@ -398,7 +397,6 @@ class Compiler {
       typenames: prune(map),
       typeToPublic: draft.renaming.typeToPublic,
       paths: draft.paths,
-      firstPath: firstPath ?? [],
       empty: selections.length === 0,
     };
   }

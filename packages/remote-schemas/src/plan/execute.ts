@@ -95,6 +95,10 @@ export function assemble(plan: Plan, results: readonly ExecutionResult[], variab
   }
   const errors: GraphQLError[] = [];
   const answers: Array<Record<string, unknown> | null> = [];
+  // Per call that answered no data: its errors without a path (the call failed, or the remote
+  // said why without naming a field). Each of the call's root fields gets them, as execution gives
+  // its error to every field it could not resolve.
+  const failures: Array<GraphQLError[] | undefined> = [];
   plan.calls.forEach((call, index) => {
     const result = results[index]!;
     let data = (result.data ?? null) as Record<string, unknown> | null;
@@ -103,10 +107,18 @@ export function assemble(plan: Plan, results: readonly ExecutionResult[], variab
       else rename(data, call.typenames, call.typeToPublic);
     }
     answers.push(data);
-    for (const error of result.errors ?? []) errors.push(relocate(error, call, data === null, shared));
+    for (const error of result.errors ?? []) {
+      if (data === null && !call.local && !isRequestError(error) && !error.path?.length) (failures[index] ??= []).push(error);
+      else errors.push(relocate(error, call, shared));
+    }
   });
+  const arranged = arrange(plan.entries, plan.conditional, variables);
+  for (const entry of arranged) {
+    const failed = entry.kind === 'typename' ? undefined : failures[entry.call];
+    for (const error of failed ?? []) errors.push(relocatedCopy(error, [entry.key]));
+  }
   let data: Record<string, unknown> | null = {};
-  for (const entry of arrange(plan.entries, plan.conditional, variables)) {
+  for (const entry of arranged) {
     if (entry.kind === 'typename') {
       data[entry.key] = entry.value;
       continue;
@@ -189,11 +201,9 @@ function renamedCopy(value: unknown, map: TypenameMap, toPublic: ReadonlyMap<str
 
 /**
  * An error of a call, at its path in the client's response (a namespace's fields are one level
- * deeper there). An error without a path, when the call answered no data, is put at the call's
- * first root field, as execution puts the error of a field it could not resolve. `shared`: a
- * relocated error is a copy.
+ * deeper there). `shared`: a relocated error is a copy.
  */
-function relocate(error: GraphQLError, call: PlannedCall, noData: boolean, shared = false): GraphQLError {
+function relocate(error: GraphQLError, call: PlannedCall, shared = false): GraphQLError {
   // The local part's errors are at the client's paths already; an error of the request has none.
   if (call.local || isRequestError(error)) return error;
   const path = error.path;
@@ -201,8 +211,6 @@ function relocate(error: GraphQLError, call: PlannedCall, noData: boolean, share
   if (path && path.length > 0) {
     const prefix = typeof path[0] === 'string' ? call.paths.get(path[0]) : undefined;
     if (prefix && prefix.length > 1) relocated = [...prefix, ...path.slice(1)];
-  } else if (noData && call.firstPath.length > 0) {
-    relocated = call.firstPath.length > 1 ? call.firstPath.slice(0, 1) : call.firstPath;
   }
   if (!relocated) return error;
   if (shared) return relocatedCopy(error, relocated);

@@ -45,8 +45,6 @@ export interface RemoteCall extends CallBase {
   typenames: TypenameMap | undefined;
   /** The remote's own object type names -> public names (`typenames` says where they are). */
   typeToPublic: ReadonlyMap<string, string>;
-  /** Where an error without a path goes when the call answers no data: the call's first root field. */
-  firstPath: readonly string[];
   /** Nothing to ask (a namespace field that selects only `__typename`): no request is sent. */
   empty: boolean;
 }
