@@ -128,9 +128,16 @@ beforeAll(async () => {
   sample = await startSampleRemote({ name: 'sample' });
   // A remote that answers with errors as some servers write them (no extensions; stack traces in
   // them), and has no WebSocket endpoint.
-  raw = await startStubRemote(({ answer }) => answer(), {
+  raw = await startStubRemote(
+    ({ body, res, answer }) => {
+      // `refused` is refused before execution, with extensions of the remote's own.
+      if (!body.query.includes('refused')) return answer();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ errors: [{ message: 'remote refused', extensions: { code: 'NOPE', x: [1, 2] } }] }));
+    },
+    {
     schema: createSchema({
-      typeDefs: 'type Query { plain: String stacked: String } type Subscription { tick: Int }',
+      typeDefs: 'type Query { plain: String stacked: String refused: String } type Subscription { tick: Int }',
       resolvers: {
         Query: {
           plain: () => {
@@ -145,7 +152,8 @@ beforeAll(async () => {
         Subscription: { tick: { subscribe: async function* () {} } },
       },
     }),
-  });
+    },
+  );
   server = await createServer({ port: 0, databaseUrl: `file:${join(dir, 'metadata.json')}`, adminSecret: ADMIN_SECRET, logger: quiet });
   await metadata({ type: 'add_remote_schema', args: { name: 'sample', definition: { url: sample.url } } });
   await metadata({
@@ -163,6 +171,11 @@ beforeAll(async () => {
     },
   });
   await metadata({ type: 'add_remote_schema', args: { name: 'raw', definition: { url: raw.url } } });
+  // The same remote again, its root fields renamed: operations on it go through a plan.
+  await metadata({
+    type: 'add_remote_schema',
+    args: { name: 'raw_renamed', definition: { url: raw.url, customization: { field_names: [{ parent_type: 'Query', prefix: 'r_' }, { parent_type: 'Subscription', prefix: 'r_' }] } } },
+  });
 });
 
 afterAll(async () => {
@@ -179,6 +192,33 @@ const notInt = (variable: string, value: string, column: number) => ({
 describe('an error before execution', () => {
   it('has no data when the operation goes to one remote as it is (the remote refuses the variable)', async () => {
     await everyRoute({ query: 'query($v: Int!) { slow(ms: $v) }', variables: { v: 'NOPE' } }, { errors: [notInt('v', 'NOPE', 7)] });
+  });
+
+  it('has no data and only what the remote sent for a role too, not only for admin (the remote refuses the variable)', async () => {
+    for (const [accept, status] of [[JSON_TYPE, 200], [GRAPHQL_RESPONSE, 400]] as const) {
+      const response = await fetch(`${server.url}/v1/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept, 'x-svc-admin-secret': ADMIN_SECRET, 'x-svc-role': 'user' },
+        body: JSON.stringify({ query: 'query($v: Int!) { slow(ms: $v) }', variables: { v: 'NOPE' } }),
+      });
+      expect({ status: response.status, body: await response.json() }).toEqual({ status, body: { errors: [notInt('v', 'NOPE', 7)] } });
+    }
+  });
+
+  it('is what the remote answered without data, its extensions as they were, for admin and a role alike, as it is or through a plan', async () => {
+    const refused = { errors: [{ message: 'remote refused', extensions: { code: 'NOPE', x: [1, 2] } }] };
+    for (const query of ['{ refused }', '{ r_refused }']) {
+      for (const role of [{}, { 'x-svc-role': 'user' }]) {
+        for (const [accept, status] of [[JSON_TYPE, 200], [GRAPHQL_RESPONSE, 400]] as const) {
+          const response = await fetch(`${server.url}/v1/graphql`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept, 'x-svc-admin-secret': ADMIN_SECRET, ...role },
+            body: JSON.stringify({ query }),
+          });
+          expect({ status: response.status, body: await response.json() }, `${query} ${JSON.stringify(role)} ${accept}`).toEqual({ status, body: refused });
+        }
+      }
+    }
   });
 
   it('has no data when a plan rewrites the operation (the gateway refuses the variable, in the client\'s type names)', async () => {
@@ -219,6 +259,35 @@ describe('an error before execution', () => {
     const parseError = { message: 'Syntax Error: Expected Name, found <EOF>.', locations: [{ line: 1, column: 8 }], extensions: { code: 'parse-failed', path: '$' } };
     for (const accept of [JSON_TYPE, GRAPHQL_RESPONSE]) {
       expect(await post({ query: '{ hello' }, accept)).toEqual({ status: accept === JSON_TYPE ? 200 : 400, body: { errors: [parseError] } });
+    }
+  });
+});
+
+describe('an error before execution, with remote schema permissions on', () => {
+  it('is what the remote answered without data, with its status, for a role whose grant hides names', async () => {
+    const guarded = await createServer({
+      port: 0,
+      databaseUrl: `file:${join(dir, 'permissions.json')}`,
+      adminSecret: ADMIN_SECRET,
+      logger: quiet,
+      enableRemoteSchemaPermissions: true,
+    });
+    try {
+      const call = async (path: string, body: unknown, headers: Record<string, string> = {}) =>
+        fetch(`${guarded.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-admin-secret': ADMIN_SECRET, ...headers }, body: JSON.stringify(body) });
+      expect(await (await call('/v1/metadata', { type: 'add_remote_schema', args: { name: 'raw', definition: { url: raw.url } } })).json()).toEqual({ message: 'success' });
+      // The grant hides `plain` and `stacked`: the role's errors are scrubbed of those names.
+      const grant = { type: 'add_remote_schema_permissions', args: { remote_schema: 'raw', role: 'user', definition: { schema: 'type Query { refused: String }' } } };
+      expect(await (await call('/v1/metadata', grant)).json()).toEqual({ message: 'success' });
+      for (const [accept, status] of [[JSON_TYPE, 200], [GRAPHQL_RESPONSE, 400]] as const) {
+        const response = await call('/v1/graphql', { query: '{ refused }' }, { accept, 'x-svc-role': 'user' });
+        expect({ status: response.status, body: await response.json() }, accept).toEqual({
+          status,
+          body: { errors: [{ message: 'remote refused', extensions: { code: 'NOPE', x: [1, 2] } }] },
+        });
+      }
+    } finally {
+      await guarded.close();
     }
   });
 });

@@ -36,7 +36,11 @@ export function scrubHiddenNames(errors: readonly GraphQLError[], hidden: Readon
     if (message !== error.message) error.message = message;
     const { extensions } = error;
     if (extensions && Object.keys(extensions).length > 0) {
-      (error as { extensions: unknown }).extensions = scrubValue(extensions, hidden, 16);
+      const scrubbed = scrubValue(extensions, hidden, 16) as Record<string, unknown>;
+      // A refusal before execution keeps the status it carries, hidden (see `asRequestErrors`).
+      const http = Object.getOwnPropertyDescriptor(extensions, 'http');
+      if (http && !http.enumerable) Object.defineProperty(scrubbed, 'http', http);
+      (error as { extensions: unknown }).extensions = scrubbed;
     }
   }
 }

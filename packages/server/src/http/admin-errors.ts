@@ -67,6 +67,9 @@ function requestError(error: Error): Error {
   // About the request itself: an `http` status and no place in a document (an error of a
   // variable's value points at the variable, and is answered as on every other route).
   if (!(error instanceof GraphQLError) || error.extensions['http'] === undefined || error.locations !== undefined) return error;
+  // A remote's refusal before execution carries its status as a hidden `http` (remote-schemas'
+  // request errors): it keeps its extensions exactly as the remote sent them.
+  if (!Object.prototype.propertyIsEnumerable.call(error.extensions, 'http')) return error;
   const { originalError: internal, ...extensions } = error.extensions;
   if (internal === undefined && extensions['path'] !== undefined) return error;
   if (internal !== undefined) {
