@@ -255,6 +255,21 @@ describe('an error before execution', () => {
     expect(await ws(request)).toEqual({ results: [], refused: [error] });
   });
 
+  it('is an operation that cannot be chosen (several and no operationName, or an unknown name), with path $', async () => {
+    const notChosen = { errors: [{ message: 'Could not determine what operation to execute.', extensions: { code: 'OPERATION_RESOLUTION_FAILURE', path: '$' } }] };
+    const several = { query: 'query A { __typename } query B { __typename }' };
+    const unknown = { query: 'query A { __typename }', operationName: 'Z' };
+    for (const request of [several, unknown]) {
+      for (const accept of [JSON_TYPE, GRAPHQL_RESPONSE]) {
+        const status = accept === GRAPHQL_RESPONSE ? 400 : 200;
+        expect(await post(request, accept), `POST ${accept}`).toEqual({ status, body: notChosen });
+        expect(await get(request, accept), `GET ${accept}`).toEqual({ status, body: notChosen });
+      }
+      const overSocket = await ws(request);
+      expect((overSocket.refused as Array<{ extensions?: unknown }> | undefined)?.map((error) => error.extensions)).toEqual([{ code: 'OPERATION_RESOLUTION_FAILURE', path: '$' }]);
+    }
+  });
+
   it('answers parse errors with the code parse-failed', async () => {
     const parseError = { message: 'Syntax Error: Expected Name, found <EOF>.', locations: [{ line: 1, column: 8 }], extensions: { code: 'parse-failed', path: '$' } };
     for (const accept of [JSON_TYPE, GRAPHQL_RESPONSE]) {

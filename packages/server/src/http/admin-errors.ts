@@ -38,6 +38,7 @@ export function createAdminErrorMasking(): { plugin: Plugin; maskedErrors: NonNu
     maskedErrors: {
       isDev: false,
       maskError(error, message) {
+        if (error instanceof GraphQLError && error.extensions['code'] === 'OPERATION_RESOLUTION_FAILURE') return operationNotChosen(error);
         if (typeof error !== 'object' || error === null || !adminErrors.has(error)) return requestError(maskError(error, message, false));
         if (!(error instanceof GraphQLError)) {
           return new GraphQLError(error instanceof Error ? error.message : message, { extensions: { code: 'unexpected' } });
@@ -55,6 +56,17 @@ export function createAdminErrorMasking(): { plugin: Plugin; maskedErrors: NonNu
       },
     },
   };
+}
+
+/**
+ * No operation of the document could be chosen (several and no `operationName`, or an unknown
+ * one): an error before execution like a validation error, whoever sent it and however, so
+ * `path: "$"` and the status of such an error (400 under `application/graphql-response+json`, 200
+ * under `application/json`, as Hasura answers it).
+ */
+function operationNotChosen(error: GraphQLError): GraphQLError {
+  const { http: _http, ...extensions } = error.extensions;
+  return new GraphQLError(error.message, { extensions: { ...extensions, path: '$', http: { spec: true, status: 400 } } });
 }
 
 /**

@@ -29,6 +29,10 @@ export function socketResult(result: AnyResult): FormattedExecutionResult {
 
 export function formatForSocket(error: GraphQLError): GraphQLFormattedError {
   const formatted = error.toJSON();
+  // No operation could be chosen: an error about the request, with `path: "$"` as over HTTP.
+  if (formatted.extensions?.['code'] === 'OPERATION_RESOLUTION_FAILURE' && formatted.extensions['path'] === undefined) {
+    (formatted as { extensions: Record<string, unknown> }).extensions = { ...formatted.extensions, path: '$' };
+  }
   if (formatted.extensions === undefined || !('http' in formatted.extensions)) return formatted;
   const { http: _http, ...extensions } = formatted.extensions;
   const { extensions: _all, ...rest } = formatted;
