@@ -261,6 +261,13 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
     expect(await closedWith).toEqual([4403, 'Forbidden: JWTExpired']);
     upgradeEntry('ws-expiring-1', '/v1/graphql', 101);
 
+    // A client's protocol error (a message that is not JSON) closes it with 4400, logged at debug.
+    const garbled = new WebSocket(wsUrl, 'graphql-transport-ws', { headers: { 'x-request-id': 'ws-garbled-1' } });
+    const garbledClose = new Promise<[number, string]>((resolve) => garbled.once('close', (code, reason) => resolve([code, String(reason)])));
+    garbled.once('open', () => garbled.send('not json'));
+    expect(await garbledClose).toEqual([4400, 'Invalid message received']);
+    upgradeEntry('ws-garbled-1', '/v1/graphql', 101);
+
     // Upgrades carry x-request-id too, accepted (101) or refused by the WebSocket server (400).
     const upgrade = (path: string, headers: Record<string, string>) =>
       new Promise<{ status: number | undefined; id: string | string[] | undefined }>((done, fail) => {
@@ -372,6 +379,7 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
     }
     expect(entries.some((entry) => entry['type'] === 'server' && String(entry['msg']).startsWith('serving GraphQL at'))).toBe(true);
     expect(entries.some((entry) => entry['level'] === 'debug' && String(entry['msg']).includes('token expired'))).toBe(true);
+    expect(entries.some((entry) => entry['level'] === 'debug' && entry['msg'] === 'WebSocket closed with 4400: Invalid message received')).toBe(true);
     // stdout holds the listening line alone.
     expect(server.stdout().split('\n').filter((line) => line !== '')).toHaveLength(1);
 

@@ -101,7 +101,11 @@ export function serveGraphqlWs(wsServer: WebSocketServer, server: Server<SocketE
       {
         protocol: socket.protocol,
         send,
-        close: (code, reason) => socket.close(code, reason),
+        close: (code, reason) => {
+          // graphql-ws ends a connection for the client's protocol errors with a 44xx code.
+          if (code !== undefined && code >= 4400 && code < 4500) logger.debug(`WebSocket closed with ${String(code)}: ${String(reason)}`);
+          socket.close(code, reason);
+        },
         onMessage: (handle) =>
           socket.on('message', (data) => {
             const text = String(data);
