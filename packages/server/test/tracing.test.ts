@@ -283,3 +283,56 @@ describe('traces over OTLP/HTTP (svc-graphql serve with OTEL_EXPORTER_OTLP_ENDPO
     expect([...resolved]).toHaveLength(1);
   });
 });
+
+describe('a trace receiver that refuses the export', () => {
+  it('is one warning with the error under `error` in the JSON log, not the SDK\'s JSON in the message', async () => {
+    const refusing = createHttpServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(400, { 'content-type': 'text/plain' });
+        response.end('no');
+      });
+    });
+    await new Promise<void>((done) => refusing.listen(0, '127.0.0.1', done));
+    const env: NodeJS.ProcessEnv = {};
+    for (const [key, value] of Object.entries(process.env)) {
+      if (!key.startsWith('SVC_GRAPHQL_') && !key.startsWith('OTEL_')) env[key] = value;
+    }
+    env['OTEL_EXPORTER_OTLP_ENDPOINT'] = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`;
+    env['OTEL_BSP_SCHEDULE_DELAY'] = '100';
+    const server = spawn(
+      process.execPath,
+      ['--import', 'tsx', BIN, 'serve', '--server-port', '0', '--database-url', `file:${join(dir, 'refused.json')}`, '--admin-secret', ADMIN_SECRET, '--log-format', 'json'],
+      { cwd: ROOT, env },
+    );
+    let log = '';
+    server.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
+    try {
+      const listening = await new Promise<string>((done, fail) => {
+        let stdout = '';
+        server.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          const match = /^svc-graphql listening on (http:\/\/\S+)$/m.exec(stdout);
+          if (match) done(match[1] as string);
+        });
+        server.on('exit', (code) => fail(new Error(`exited with ${code}: ${log}`)));
+      });
+      // A traced request: its span is exported, and refused.
+      const answered = await fetch(`${listening}/v1/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc-admin-secret': ADMIN_SECRET },
+        body: '{"query":"{ __typename }"}',
+      });
+      expect(await answered.json()).toEqual({ data: { __typename: 'Query' } });
+      const failed = () => log.split('\n').filter((line) => line.includes('sending traces failed'));
+      await expect.poll(failed, { timeout: 20_000 }).not.toEqual([]);
+      const entry = JSON.parse(failed()[0]!) as { level: string; msg: string; error?: { name?: unknown; message?: unknown } };
+      expect(entry.level).toBe('warn');
+      expect(typeof entry.error?.message).toBe('string');
+      expect(entry.msg).not.toContain('"stack"');
+    } finally {
+      server.kill('SIGKILL');
+      await new Promise((done) => refusing.close(done));
+    }
+  }, 40_000);
+});

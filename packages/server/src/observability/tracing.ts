@@ -33,10 +33,15 @@ export function startTracing(logger: Logger, env: NodeJS.ProcessEnv = process.en
   }
   // The SDK's own problems (an export that failed, …) as warnings: their first text only, never
   // the objects that come with them (a request's headers may hold OTEL_EXPORTER_OTLP_HEADERS).
+  const report = (message: string) => {
+    const error = sdkError(message);
+    if (error) logger.warn('OpenTelemetry: sending traces failed:', error);
+    else logger.warn(`OpenTelemetry: ${message}`);
+  };
   diag.setLogger(
     {
-      error: (message) => logger.warn(`OpenTelemetry: ${message}`),
-      warn: (message) => logger.warn(`OpenTelemetry: ${message}`),
+      error: report,
+      warn: report,
       info: () => {},
       debug: () => {},
       verbose: () => {},
@@ -68,4 +73,24 @@ export function startTracing(logger: Logger, env: NodeJS.ProcessEnv = process.en
       }
     },
   };
+}
+
+/**
+ * The SDK reports a failed export as the JSON of the error (its name, message, stack and own
+ * fields): an `Error` of its name, message and stack alone, which the log writes as any error.
+ */
+function sdkError(message: string): Error | undefined {
+  if (!message.startsWith('{')) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  const { name, message: text, stack } = (parsed ?? {}) as { name?: unknown; message?: unknown; stack?: unknown };
+  if (typeof text !== 'string') return undefined;
+  const error = new Error(text);
+  error.name = typeof name === 'string' ? name : 'Error';
+  error.stack = typeof stack === 'string' ? stack : `${error.name}: ${text}`;
+  return error;
 }
