@@ -148,17 +148,20 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
    * document, not of a copy that may be behind (a store's announcements take a moment). Runs in the
    * change's turn in the queue. When the store is unreachable, the change is judged by the
    * document in memory: one that changes nothing is still answered, one that changes something
-   * fails at its save. A stored document that cannot be read for another reason (corrupt, invalid)
-   * refuses the change, so that it is never saved over. Reads are answered from memory, which the
-   * store's announcements keep current.
+   * fails without waiting for a save that the store just failed to answer (the error returned). A
+   * stored document that cannot be read for another reason (corrupt, invalid) refuses the change,
+   * so that it is never saved over. Reads are answered from memory, which the store's
+   * announcements keep current.
    */
-  async function catchUp(): Promise<void> {
-    if (store.isReachable?.() === false) return;
+  async function catchUp(): Promise<MetadataStoreUnreachableError | undefined> {
+    if (store.isReachable?.() === false) return undefined;
     try {
       await refresh();
+      return undefined;
     } catch (error) {
       if (!(error instanceof MetadataStoreUnreachableError)) throw error;
       logger.debug(`metadata request judged by the document in memory: ${error.message}`);
+      return error;
     }
   }
 
@@ -224,12 +227,14 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
     return OPERATIONS[request.type](request.args, context, request);
   }
 
-  async function apply(body: unknown): Promise<unknown> {
+  /** `unreachable`: the store did not answer the read just before; a change is not tried on it again. */
+  async function apply(body: unknown, unreachable?: MetadataStoreUnreachableError): Promise<unknown> {
     const deadline = Date.now() + conflictRetryTimeoutMs;
     for (let attempt = 0; ; attempt += 1) {
       const draft = newDraft();
       const result = await execute(body, draft);
       if (draft.changed) {
+        if (unreachable) throw unreachable;
         const next = { resourceVersion: draft.baseVersion + 1, metadata: draft.document };
         try {
           await store.save(next, draft.baseVersion);
@@ -326,10 +331,7 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
         isReadOnly(body)
           ? answer(() => execute(body, newDraft()))
           : serial(() =>
-              answer(async () => {
-                await catchUp();
-                return apply(body);
-              }),
+              answer(async () => apply(body, await catchUp())),
             ),
       ),
 

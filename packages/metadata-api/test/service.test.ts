@@ -1,6 +1,6 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createFileMetadataStore, createMetadataService, MetadataStoreError, StoreConflictError } from '../src/index.js';
+import { createFileMetadataStore, createMetadataService, MetadataStoreError, MetadataStoreUnreachableError, StoreConflictError } from '../src/index.js';
 import { createFakeRegistry } from './utils/fake-registry.js';
 import { A, B, CLASH, DOWN, REMOTES, rootFields, startFixture, type Fixture } from './utils/fixture.js';
 import { silentLogger, temporaryDirectory, type MetadataResult } from './utils/metadata-server.js';
@@ -57,6 +57,40 @@ describe('a failed operation changes nothing', () => {
     });
     expect(rootFields(registry)).toEqual(['no_queries_available']);
     expect(service.resourceVersion()).toBe(0);
+    await service.close();
+  });
+});
+
+describe('a store that stops answering', () => {
+  it('answers a change 503 after the read it could not answer, without waiting for a save too', async () => {
+    const registry = createFakeRegistry(REMOTES);
+    let answering = true;
+    const saves: number[] = [];
+    const stalled = {
+      load: async () => {
+        // A database that hangs: the read gives up after its timeout, as unreachable.
+        if (!answering) throw new MetadataStoreUnreachableError('cannot load metadata: Query read timeout');
+        return undefined;
+      },
+      save: async (document: { resourceVersion: number }) => {
+        saves.push(document.resourceVersion);
+      },
+      close: async () => undefined,
+    };
+    const service = createMetadataService({ registry, store: stalled, logger: silentLogger });
+    await service.init();
+    expect((await service.handle(addA)).status).toBe(200);
+    expect(saves).toEqual([1]);
+    answering = false;
+    expect(await service.handle({ type: 'add_remote_schema', args: { name: 'b', definition: { url: B } } })).toEqual({
+      status: 503,
+      body: { error: 'the metadata store is unreachable', path: '$', code: 'unexpected' },
+    });
+    // Not tried again on the store that just failed to answer; nothing changed.
+    expect(saves).toEqual([1]);
+    expect(rootFields(registry)).toEqual(['a']);
+    // A request that changes nothing is still answered, from memory.
+    expect((await service.handle({ type: 'export_metadata', args: {} })).status).toBe(200);
     await service.close();
   });
 });
