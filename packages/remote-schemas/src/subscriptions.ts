@@ -499,7 +499,9 @@ export function single(result: ExecutionResult): AsyncIterableIterator<Execution
  */
 function fromRemote(value: RemoteResult, locations: SentLocations | undefined): ExecutionResult {
   const result: ExecutionResult = value.data === undefined ? {} : { data: value.data as Record<string, unknown> | null };
-  if (value.errors) {
+  // The connection lets only GraphQL results through (`errors` a list); checked again here, where a
+  // list is relied on.
+  if (Array.isArray(value.errors)) {
     const errors = value.errors.map((error) => toGraphQLError(error, locations));
     result.errors = value.data === undefined ? asRequestErrors(errors) : errors;
   }

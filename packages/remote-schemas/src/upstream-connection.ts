@@ -280,7 +280,7 @@ function parseMessage(text: string): ServerMessage | undefined {
     case 'pong':
       return payload === undefined || payload === null || typeof payload === 'object' ? (message as ServerMessage) : undefined;
     case 'next':
-      return typeof id === 'string' && payload !== null && typeof payload === 'object' ? (message as ServerMessage) : undefined;
+      return typeof id === 'string' && isExecutionResult(payload) ? (message as ServerMessage) : undefined;
     case 'error':
       return typeof id === 'string' && Array.isArray(payload) && payload.length > 0 ? (message as ServerMessage) : undefined;
     case 'complete':
@@ -288,4 +288,17 @@ function parseMessage(text: string): ServerMessage | undefined {
     default:
       return undefined;
   }
+}
+
+/**
+ * A `next` payload in the GraphQL response shape: an object with `data` (an object or null)
+ * and/or `errors` (a list). Anything else (`{"errors":"x"}`, `{"data":[1]}`) is not a result
+ * of a GraphQL server, and the message not one of graphql-ws.
+ */
+function isExecutionResult(payload: unknown): boolean {
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return false;
+  const { data, errors } = payload as { data?: unknown; errors?: unknown };
+  if (data === undefined && errors === undefined) return false;
+  if (data !== undefined && data !== null && (typeof data !== 'object' || Array.isArray(data))) return false;
+  return errors === undefined || Array.isArray(errors);
 }

@@ -223,12 +223,30 @@ describe('an upstream graphql-ws connection, the protocol around it', () => {
 
   it('closes with 4400 on a message a server may not send first', async () => {
     const remote = await scriptedServer((socket, message) => {
-      if (message.type === 'connection_init') socket.send(JSON.stringify({ type: 'next', id: '1', payload: {} }));
+      if (message.type === 'connection_init') socket.send(JSON.stringify({ type: 'next', id: '1', payload: { data: { forever: 1 } } }));
     });
     const connection = connect(remote.url);
     const one = recorder();
     connection.subscribe(payload('subscription { forever }'), one.sink);
     expect(await one.ended).toEqual({ error: { code: 4400, reason: 'First message cannot be of type next' } });
+  });
+
+  it('closes with 4400 on an event that is not a GraphQL result, whatever it holds', async () => {
+    for (const bad of [{ errors: 'x' }, { data: null, errors: {} }, { data: 'str' }, { data: [1, 2] }, {}, [], 'text', 7]) {
+      const remote = await scriptedServer((socket, message) => {
+        if (message.type === 'connection_init') socket.send(JSON.stringify({ type: 'connection_ack' }));
+        if (message.type === 'subscribe') {
+          // One good event first: the bad one comes on a subscription that runs.
+          socket.send(JSON.stringify({ type: 'next', id: message.id, payload: { data: { forever: 1 } } }));
+          socket.send(JSON.stringify({ type: 'next', id: message.id, payload: bad }));
+        }
+      });
+      const connection = connect(remote.url);
+      const one = recorder();
+      connection.subscribe(payload('subscription { forever }'), one.sink);
+      expect(await one.ended, JSON.stringify(bad)).toEqual({ error: { code: 4400, reason: 'Invalid message received' } });
+      expect(one.events).toEqual([{ data: { forever: 1 } }]);
+    }
   });
 
   it('connects again and subscribes again after a close with 1000 while subscriptions run', async () => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type Client } from 'graphql-ws';
 import { SignJWT } from 'jose';
-import WebSocket from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { buildSchema, graphqlSync } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSampleRemote, type RunningRemote } from '@svc-graphql/sample-remotes';
@@ -382,9 +382,14 @@ describe('HTTP subscriptions', () => {
 
 /**
  * A raw remote of `sdl`: it answers introspection as a GraphQL server does, and hands every other
- * request to `answer`, which may misbehave.
+ * request to `answer`, which may misbehave; `onMessage`, when given, answers its graphql-ws
+ * clients' messages, as misbehaving as it likes.
  */
-async function startStubRemote(sdl: string, answer: (res: ServerResponse) => void): Promise<{ url: string; close(): Promise<void> }> {
+async function startStubRemote(
+  sdl: string,
+  answer: (res: ServerResponse) => void,
+  onMessage?: (socket: WebSocket, message: { type: string; id?: string }) => void,
+): Promise<{ url: string; close(): Promise<void> }> {
   const schema = buildSchema(sdl);
   const stub = createHttpServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -396,10 +401,16 @@ async function startStubRemote(sdl: string, answer: (res: ServerResponse) => voi
       else answer(res);
     });
   });
+  const sockets = onMessage && new WebSocketServer({ server: stub });
+  sockets?.on('connection', (socket) => socket.on('message', (data) => onMessage?.(socket, JSON.parse(String(data)) as { type: string; id?: string })));
   await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(stub.address() as AddressInfo).port}/graphql`,
-    close: () => new Promise((resolve) => stub.close(() => resolve())),
+    close: () => {
+      for (const socket of sockets?.clients ?? []) socket.terminate();
+      sockets?.close();
+      return new Promise((resolve) => stub.close(() => resolve()));
+    },
   };
 }
 
@@ -489,6 +500,43 @@ describe('remote answers', () => {
       }
     } finally {
       await hostile.close();
+    }
+  });
+
+  it('ends a subscription whose remote sends an event that is not a GraphQL result, and goes on serving', async () => {
+    const bad = await startStubRemote(
+      'type Query { ok: Int } type Subscription { tick: Int }',
+      (res) => res.end('{"data":{"ok":1}}'),
+      (socket, message) => {
+        if (message.type === 'connection_init') socket.send('{"type":"connection_ack"}');
+        if (message.type !== 'subscribe') return;
+        socket.send(JSON.stringify({ id: message.id, type: 'next', payload: { data: { tick: 1 } } }));
+        // `errors` that is not a list: it took the whole gateway down.
+        socket.send(JSON.stringify({ id: message.id, type: 'next', payload: { errors: 'x' } }));
+      },
+    );
+    try {
+      const server = await start();
+      await addSample(server);
+      const added = await fetch(`${server.url}/v1/metadata`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...ADMIN },
+        body: JSON.stringify({ type: 'add_remote_schema', args: { name: 'bad', definition: { url: bad.url } } }),
+      });
+      expect(added.status).toBe(200);
+      const client = wsClient(server, {}, ADMIN);
+      try {
+        const results: unknown[] = [];
+        for await (const result of client.iterate({ query: 'subscription { tick }' })) results.push(result);
+        const failed = `WebSocket exception occurred while subscribing to "${bad.url.replace(/^http/, 'ws')}"`;
+        expect(results).toEqual([{ data: { tick: 1 } }, { errors: [{ message: failed, extensions: { code: 'remote-schema-error', path: '$' } }] }]);
+        // The gateway, and this connection, go on.
+        expect(await first(client, '{ hello }')).toEqual({ data: { hello: 'Hello, world!' } });
+      } finally {
+        await client.dispose();
+      }
+    } finally {
+      await bad.close();
     }
   });
 
