@@ -335,9 +335,19 @@ describe('a remote that answers what the role may not see, and errors about it',
         user: { __typename: 'User', id: '1', name: 'Ada', role: 'ADMIN', secret: 'S1', posts: [{ id: 'p1', title: 'T', draft: 'S2' }] },
         a: { __typename: 'Hidden', id: '2', name: 'Grace' },
         b: { t: 'Post', id: '3', name: 'Linus' },
+        // Values of another kind than their place holds: an object at a String!, an object where a list belongs.
+        c: { id: '4', name: { secret: 'S4', __typename: 'Secret' }, posts: { id: 'S5' } },
+        // A list where one User belongs (of objects of a type the role does not see).
+        d: [{ __typename: 'Secret', id: 'S6' }],
         leak: { password: 'S3' },
       },
-      errors: [{ message: 'the draft of p1 failed', path: ['user', 'posts', 0, 'draft'] }],
+      errors: [
+        { message: 'the draft of p1 failed', path: ['user', 'posts', 0, 'draft'] },
+        // Errors at keys the document did not select, or below a scalar: about nothing the role was answered.
+        { message: 'the secret failed', path: ['user', 'secret'] },
+        { message: 'below a name', path: ['user', 'name', 'x'] },
+        { message: 'a root key not asked', path: ['leak', 'password'] },
+      ],
     };
     const grant = `
       type Post { id: ID! title: String! }
@@ -345,7 +355,9 @@ describe('a remote that answers what the role may not see, and errors about it',
       type Query { user(id: ID!): User }
     `;
     await withHostileRemote(answer, grant, async (gateway) => {
-      const query = '{ user(id: "1") { __typename id name posts { id title } } a: user(id: "2") { __typename id name } b: user(id: "3") { t: __typename id } }';
+      const query =
+        '{ user(id: "1") { __typename id name posts { id title } } a: user(id: "2") { __typename id name } b: user(id: "3") { t: __typename id } ' +
+        'c: user(id: "4") { id name posts { id } } d: user(id: "5") { id } }';
       const response = await gateway.post({ query }, session('narrow'));
       expect(response.body).toEqual({
         data: {
@@ -353,9 +365,13 @@ describe('a remote that answers what the role may not see, and errors about it',
           // Nullable: a User named as another type is an object the role may not see.
           a: null,
           b: null,
+          // Its non-null name held an object: null propagates to the nullable user, with the error.
+          c: null,
+          d: null,
         },
+        errors: [{ message: OUTSIDE, path: ['c', 'name'], extensions: { code: 'remote-schema-error' } }],
       });
-      expect(JSON.stringify(response.body)).not.toMatch(/S1|S2|S3|secret|draft|password|leak|Hidden|Post|role/);
+      expect(JSON.stringify(response.body)).not.toMatch(/S1|S2|S3|S4|S5|S6|secret|Secret|draft|password|leak|Hidden|Post|"role"|below/);
       // Admin gets what the remote sent, as it sent it.
       const admin = await gateway.post({ query }, { 'x-test-session': JSON.stringify({ role: 'admin', isAdmin: true }) });
       expect(admin.body.data.user.secret).toBe('S1');

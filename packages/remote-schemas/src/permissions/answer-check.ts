@@ -54,13 +54,20 @@ class Walk {
     return KEEP;
   }
 
-  /** A value at a place of type `check`, its own non-null aside (the caller decides what a failure does). */
+  /**
+   * A value at a place of type `check`, its own non-null aside (the caller decides what a failure
+   * does). A value of another kind than the place holds is not the role's to see.
+   */
   #value(value: unknown, check: TypeCheck): Outcome {
     if (value === null || value === undefined) return KEEP;
-    if (check.item) return Array.isArray(value) ? this.#list(value, check.item) : KEEP;
+    if (check.item) return Array.isArray(value) ? this.#list(value, check.item) : HIDDEN;
+    if (typeof value === 'object') {
+      if (check.shape === undefined || Array.isArray(value)) return HIDDEN;
+      return this.object(value as Record<string, unknown>, check.shape);
+    }
+    if (check.shape) return HIDDEN;
     if (check.values) return typeof value === 'string' && check.values.has(value) ? KEEP : HIDDEN;
-    if (!check.shape || typeof value !== 'object' || Array.isArray(value)) return KEEP;
-    return this.object(value as Record<string, unknown>, check.shape);
+    return KEEP;
   }
 
   /** An object of `shape`: keys the document does not select left out, then the checks of its fields. */
@@ -143,11 +150,53 @@ export function checkAnswer(plan: AnswerPlan, result: ExecutionResult): Executio
   const walk = new Walk();
   // The root's own `__typename` names the root type: nothing the role does not see.
   const outcome = walk.object(data, plan.root);
-  if (!walk.removed && walk.errors.length === 0) return result;
-  const errors = [...followRemovals(result.errors ?? [], walk), ...walk.errors];
+  const remote = result.errors ?? [];
+  const asked = remote.every((error) => asks(plan.root, error.path)) ? remote : remote.filter((error) => asks(plan.root, error.path));
+  if (!walk.removed && walk.errors.length === 0 && asked === remote) return result;
+  const errors = [...followRemovals(asked, walk), ...walk.errors];
   // Every error may have been about what was left out: then the answer has none.
   const { errors: _remote, ...rest } = result;
   return { ...rest, data: outcome === BUBBLE ? null : data, ...(errors.length > 0 ? { errors } : {}) };
+}
+
+/**
+ * Whether `path` (of a remote's error, in the answer's keys) stays within what the document asks:
+ * an error at a key it did not select is about something the role was not answered.
+ */
+function asks(root: Shape, path: ReadonlyArray<string | number> | undefined): boolean {
+  let shape: Shape | undefined = root;
+  let check: TypeCheck | undefined;
+  for (const segment of path ?? []) {
+    if (typeof segment === 'number') {
+      // An index below a list; anywhere else it says nothing the checks know.
+      if (check?.item === undefined) return shape === undefined;
+      check = check.item;
+      continue;
+    }
+    if (check !== undefined) {
+      // A key below a scalar, an enum or a list itself: nothing the document asks.
+      if (check.shape === undefined) return false;
+      shape = check.shape;
+    }
+    if (shape === undefined) return true;
+    if (!shape.keys.has(segment)) return false;
+    check = fieldCheck(shape, segment);
+    shape = undefined;
+    // Below a value without checks (a custom scalar, `__typename`): the remote's own business.
+    if (check === undefined) return true;
+  }
+  return true;
+}
+
+/** The check of the field at `key` of an object of `shape` (of any of its runtime types). */
+function fieldCheck(shape: Shape, key: string): TypeCheck | undefined {
+  const own = shape.fields?.find((field) => field.key === key);
+  if (own) return own.check;
+  for (const fields of shape.byType?.values() ?? []) {
+    const found = fields.find((field) => field.key === key);
+    if (found) return found.check;
+  }
+  return undefined;
 }
 
 /** The remote's errors with paths as the client gets them; those below a value left out are dropped. */

@@ -3,9 +3,11 @@ import {
   getOperationAST,
   isAbstractType,
   isCompositeType,
+  isEnumType,
   isListType,
   isNonNullType,
   isObjectType,
+  isSpecifiedScalarType,
   visit,
   type DocumentNode,
   type FieldNode,
@@ -21,13 +23,17 @@ import type { RoleGrant } from './grant.js';
 
 /**
  * What to check at one place of an answer, following the field's type: `nonNull`, then a list of
- * `item`s, or a named type (an enum the role sees part of, or an object with checks below).
+ * `item`s, or a named type (an enum the role sees part of, an enum or built-in scalar, or an
+ * object with checks below). A value of another kind there (a list where one value belongs, an
+ * object where a scalar does, a scalar where an object does) is not one of the role's schema.
  */
 export interface TypeCheck {
   readonly nonNull: boolean;
   readonly item?: TypeCheck;
   /** A narrowed enum: the values the role sees. */
   readonly values?: ReadonlySet<string>;
+  /** An enum or a built-in scalar: a single value, never an object or a list. */
+  readonly leaf?: true;
   readonly shape?: Shape;
 }
 
@@ -208,6 +214,8 @@ class Compiler {
     }
     const values = this.#rules.enums.get(type.name);
     if (values) return { nonNull: false, values };
+    // A custom scalar may be anything (a JSON scalar holds objects and lists): not checked.
+    if (isEnumType(type) || isSpecifiedScalarType(type)) return { nonNull: false, leaf: true };
     if (!isCompositeType(type)) return undefined;
     return { nonNull: false, shape: this.#shape(type, nodes) };
   }
