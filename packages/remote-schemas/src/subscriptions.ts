@@ -270,7 +270,12 @@ class Subscriber implements PushableStream<ExecutionResult> {
     if (item.kind === 'next') return this.#fromUpstream(fromRemote(item.value, this.locations));
     this.finish();
     if (item.kind === 'complete') return DONE;
-    if (item.kind === 'end') return { done: false, value: item.result };
+    if (item.kind === 'end') {
+      // A role's subscription (guarded) whose remote is gone: its schema no longer allows it, and
+      // its guard says so, on every route alike.
+      const filtered = this.filter?.(item.result);
+      return { done: false, value: filtered?.last === true ? filtered.result : item.result };
+    }
     // The remote refused the operation (validation): its errors, as it wrote them.
     const { error } = item;
     if (Array.isArray(error)) return this.#fromUpstream({ errors: asRequestErrors(error.map((e: unknown) => toGraphQLError(e, this.locations))) });

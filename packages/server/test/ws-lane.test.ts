@@ -325,6 +325,39 @@ describe('graphql-ws lane: a remote that goes away', () => {
     }
   });
 
+  it('ends a role\'s subscriptions as no longer permitted when the remote is removed, over graphql-ws either way and SSE', async () => {
+    const denied = { errors: [{ message: 'the subscription is no longer permitted for this role', extensions: { code: 'access-denied', path: '$' } }] };
+    for (const directLane of [true, false]) {
+      await withLaneServer(`removed-role-${String(directLane)}`, { directLane, enableRemoteSchemaPermissions: true }, async (server) => {
+        const grant = 'type Query { hello: String! } type Subscription { countdown(from: Int!, intervalMs: Int): Int! }';
+        const granted = { type: 'add_remote_schema_permissions', args: { remote_schema: 'sample', role: 'user', definition: { schema: grant } } };
+        expect(await metadata(server, granted)).toEqual({ message: 'success' });
+        const query = 'subscription { countdown(from: 100000, intervalMs: 20) }';
+        const { client, first, ended } = recorded(server, query);
+        const sse = await fetch(server.url.replace(/\/$/, '') + '/v1/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-svc-admin-secret': ADMIN_SECRET, 'x-svc-role': 'user' },
+          body: JSON.stringify({ query }),
+        });
+        const reader = sse.body!.getReader();
+        let text = '';
+        while (!text.includes('event: next')) text += new TextDecoder().decode((await reader.read()).value);
+        await first;
+        expect(await metadata(server, { type: 'remove_remote_schema', args: { name: 'sample', cascade: true } })).toEqual({ message: 'success' });
+        const seen = await ended;
+        await client.dispose();
+        expect(seen.slice(-2)).toEqual([{ next: denied }, 'complete']);
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += new TextDecoder().decode(value);
+        }
+        const events = text.split('\n\n').filter((event) => event.startsWith('event: '));
+        expect(events.slice(-2)).toEqual([`event: next\ndata: ${JSON.stringify(denied)}`, 'event: complete\ndata:']);
+      });
+    }
+  });
+
   it('ends its subscriptions with the same last result either way', async () => {
     const flaky = await startSampleRemote({ name: 'flaky' });
     const common = { port: 0, adminSecret: ADMIN_SECRET, logger: silent } as const;
