@@ -259,7 +259,7 @@ describe('docs/reference/errors.md', () => {
           await fetch(`${server.url}/v1/graphql?query=${encodeURIComponent('query A { __typename } query B { __typename }')}`, {
             headers: { accept: 'application/json' },
           }),
-          400,
+          200,
           'OPERATION_RESOLUTION_FAILURE',
           'Could not determine what operation to execute.',
         ],
