@@ -130,14 +130,16 @@ beforeAll(async () => {
   // them), and has no WebSocket endpoint.
   raw = await startStubRemote(
     ({ body, res, answer }) => {
-      // `refused` is refused before execution, with extensions of the remote's own.
+      // `refused` is refused before execution, with extensions of the remote's own (`refusedAt`
+      // with a path too, naming a field nobody asked for).
       if (!body.query.includes('refused')) return answer();
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ errors: [{ message: 'remote refused', extensions: { code: 'NOPE', x: [1, 2] } }] }));
+      const path = body.query.includes('refusedAt') ? { path: ['refusedAt', 'secretField'] } : {};
+      res.end(JSON.stringify({ errors: [{ message: 'remote refused', ...path, extensions: { code: 'NOPE', x: [1, 2] } }] }));
     },
     {
     schema: createSchema({
-      typeDefs: 'type Query { plain: String stacked: String refused: String } type Subscription { tick: Int }',
+      typeDefs: 'type Query { plain: String stacked: String refused: String refusedAt: String } type Subscription { tick: Int }',
       resolvers: {
         Query: {
           plain: () => {
@@ -292,7 +294,10 @@ describe('an error before execution, with remote schema permissions on', () => {
         fetch(`${guarded.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-admin-secret': ADMIN_SECRET, ...headers }, body: JSON.stringify(body) });
       expect(await (await call('/v1/metadata', { type: 'add_remote_schema', args: { name: 'raw', definition: { url: raw.url } } })).json()).toEqual({ message: 'success' });
       // The grant hides `plain` and `stacked`: the role's errors are scrubbed of those names.
-      const grant = { type: 'add_remote_schema_permissions', args: { remote_schema: 'raw', role: 'user', definition: { schema: 'type Query { refused: String }' } } };
+      const grant = {
+        type: 'add_remote_schema_permissions',
+        args: { remote_schema: 'raw', role: 'user', definition: { schema: 'type Query { refused: String refusedAt: String }' } },
+      };
       expect(await (await call('/v1/metadata', grant)).json()).toEqual({ message: 'success' });
       for (const [accept, status] of [[JSON_TYPE, 200], [GRAPHQL_RESPONSE, 400]] as const) {
         const response = await call('/v1/graphql', { query: '{ refused }' }, { accept, 'x-svc-role': 'user' });
@@ -301,6 +306,10 @@ describe('an error before execution, with remote schema permissions on', () => {
           body: { errors: [{ message: 'remote refused', extensions: { code: 'NOPE', x: [1, 2] } }] },
         });
       }
+      // A path in an error without data is nothing of the answer: the role gets none (admin, as sent).
+      const at = async (headers: Record<string, string>) => (await (await call('/v1/graphql', { query: '{ refusedAt }' }, headers)).json()) as unknown;
+      expect(await at({ 'x-svc-role': 'user' })).toEqual({ errors: [{ message: 'remote refused', extensions: { code: 'NOPE', x: [1, 2] } }] });
+      expect(await at({})).toEqual({ errors: [{ message: 'remote refused', path: ['refusedAt', 'secretField'], extensions: { code: 'NOPE', x: [1, 2] } }] });
     } finally {
       await guarded.close();
     }

@@ -248,7 +248,12 @@ export interface AnswerGuard {
  * then its data checked by the guard's plan (see {@link checkAnswer}).
  */
 export function guardAnswer(guard: AnswerGuard, result: ExecutionResult): ExecutionResult {
-  if (result.errors?.length) scrubHiddenNames(result.errors, hiddenNamesOf(guard.grant, guard.remote));
+  if (result.errors?.length) {
+    scrubHiddenNames(result.errors, hiddenNamesOf(guard.grant, guard.remote));
+    // Without `data` (the remote refused the operation, or a subscription's `error` message) an
+    // error's path is nothing of the answer: a remote's may name anything, so the role gets none.
+    if (!('data' in result)) for (const error of result.errors) if (error.path !== undefined) (error as { path: unknown }).path = undefined;
+  }
   let answer = result;
   // The answer's own extensions (a remote's tracing or cost report, say) may name types too.
   if (answer.extensions) answer = { ...answer, extensions: withoutHiddenNames(answer.extensions, hiddenNamesOf(guard.grant, guard.remote)) };
