@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
+import { GraphQLObjectType, GraphQLSchema, GraphQLString, buildSchema, graphqlSync } from 'graphql';
 import { startCommerceRemote, startSampleRemote } from '@svc-graphql/sample-remotes';
 import { createRemoteSchemaRegistry, type RemoteSchemaEntry, type RemoteSchemaRegistry } from '../src/index.js';
 import { commerceEntries, relationship, startCommerce, type Commerce } from './utils/commerce.js';
-import { memoryLogger } from './utils/fixtures.js';
+import { memoryLogger, startStubRemote } from './utils/fixtures.js';
 import { startGateway, type Gateway } from './utils/gateway.js';
 
 let commerce: Commerce;
@@ -414,5 +414,35 @@ describe('a target that cannot be reached', () => {
     ]);
     expect(response.body.errors[0].message).toBe(`HTTP exception occurred while sending the request to "${doomed.url}"`);
     await use(commerceEntries(commerce));
+  });
+});
+
+describe('a source remote that does not answer the relationship field as asked', () => {
+  it('is joined by its join fields: a placeholder left out or forged is the target\'s value, and no join field of ours stays', async () => {
+    const sourceSchema = buildSchema('type Account { id: ID! uid: String } type Query { accounts: [Account] }');
+    // Answers as its schema would, then misbehaves: the first account without the relationship's
+    // placeholder, the second with an object of its own making in it.
+    const source = await startStubRemote(
+      ({ body, res }) => {
+        const result = graphqlSync({ schema: sourceSchema, source: body.query, rootValue: { accounts: [{ id: '1', uid: '13' }, { id: '2', uid: '14' }] } });
+        const accounts = (result.data as { accounts: Array<Record<string, unknown>> }).accounts;
+        delete accounts[0]!['user'];
+        accounts[1]!['user'] = { name: 'FORGED' };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(result));
+      },
+      { schema: sourceSchema },
+    );
+    try {
+      await use([
+        { name: 'source', definition: { url: source.url }, relationships: [relationship('Account', 'user', 'users', ['uid'], { user: { arguments: { id: '$uid' } } })] },
+        { name: 'users', definition: { url: commerce.users.url } },
+      ]);
+      const response = await gateway.post({ query: '{ accounts { id user { name } } }' });
+      expect(response.body).toEqual({ data: { accounts: [{ id: '1', user: { name: 'User 13' } }, { id: '2', user: { name: 'User 14' } }] } });
+      expect(JSON.stringify(response.body)).not.toMatch(/FORGED|_svc_|uid/);
+    } finally {
+      await source.close();
+    }
   });
 });

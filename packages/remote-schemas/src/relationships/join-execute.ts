@@ -67,8 +67,20 @@ function collect(value: unknown, locator: Locator, type: GraphQLOutputType | und
   const object = value as Record<string, unknown>;
   for (const [placeholder, byType] of locator.sites) {
     const typeName = object[placeholder];
-    const occurrence = typeof typeName === 'string' ? byType.get(typeName) : undefined;
+    let occurrence = typeof typeName === 'string' ? byType.get(typeName) : undefined;
+    if (occurrence === undefined) {
+      // A source that left the placeholder out, or wrote something else there (an object of its
+      // own making where the target's value goes): the join fields, which are ours, say which
+      // relationship this is. Its value comes from the target whatever the source wrote.
+      for (const candidate of byType.values()) {
+        if (candidate.joinKeys.every((key) => Object.hasOwn(object, key))) {
+          occurrence = candidate;
+          break;
+        }
+      }
+    }
     if (occurrence) into.push({ object, occurrence, position });
+    else for (const candidate of byType.values()) for (const key of candidate.joinKeys) delete object[key];
   }
   for (const [key, child] of locator.children) {
     if (Object.hasOwn(object, key)) {
