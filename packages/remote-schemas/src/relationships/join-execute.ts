@@ -70,10 +70,12 @@ function collect(value: unknown, locator: Locator, type: GraphQLOutputType | und
     let occurrence = typeof typeName === 'string' ? byType.get(typeName) : undefined;
     if (occurrence === undefined) {
       // A source that left the placeholder out, or wrote something else there (an object of its
-      // own making where the target's value goes): the join fields, which are ours, say which
-      // relationship this is. Its value comes from the target whatever the source wrote.
+      // own making where the target's value goes): the join fields, which are ours and name the
+      // type, say which relationship this is. Its value comes from the target whatever the source
+      // wrote.
       for (const candidate of byType.values()) {
-        if (candidate.joinKeys.every((key) => Object.hasOwn(object, key))) {
+        // (A relationship without join fields cannot be told this way: only its placeholder says.)
+        if (candidate.joinKeys.length > 0 && candidate.joinKeys.every((key) => Object.hasOwn(object, key))) {
           occurrence = candidate;
           break;
         }
