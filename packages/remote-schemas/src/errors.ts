@@ -102,6 +102,25 @@ interface RemoteErrorShape {
   extensions?: unknown;
 }
 
+/** The errors of one remote answer passed on at most: a remote can answer millions. */
+export const MAX_REMOTE_ERRORS = 1000;
+
+/**
+ * The errors of a remote's answer (`toGraphQLError` each), the first {@link MAX_REMOTE_ERRORS}
+ * of them; past that, one more error says how many the remote answered (each costs the gateway
+ * tens of microseconds, and a hostile remote could answer a million within the size bound).
+ */
+export function remoteErrors(raw: readonly unknown[], sent?: SentLocations): GraphQLError[] {
+  if (raw.length <= MAX_REMOTE_ERRORS) return raw.map((error) => toGraphQLError(error, sent));
+  const kept = raw.slice(0, MAX_REMOTE_ERRORS).map((error) => toGraphQLError(error, sent));
+  kept.push(
+    new GraphQLError(`the remote answered ${String(raw.length)} errors: the first ${String(MAX_REMOTE_ERRORS)} are passed on`, {
+      extensions: { code: 'remote-schema-error' },
+    }),
+  );
+  return kept;
+}
+
 /**
  * Turns an error object from a remote's JSON answer into a `GraphQLError`, keeping its message,
  * path and extensions (plain objects would be masked by Yoga as unexpected errors). Its

@@ -8,7 +8,7 @@ import {
   type Source,
 } from 'graphql';
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
-import { RemoteSchemaError, asRequestErrors, remoteCallError, toGraphQLError } from './errors.js';
+import { RemoteSchemaError, asRequestErrors, remoteCallError, remoteErrors } from './errors.js';
 import { forwardedHeaders, type HeaderPolicy } from './headers.js';
 import { configuredHeaders, type ResolvedDefinition } from './definition.js';
 import { PrintedLocations, type SentLocations } from './locations.js';
@@ -441,7 +441,7 @@ function readGraphQLResponse(json: unknown, locations: SentLocations | undefined
   if (data === undefined && (errors as unknown[]).length === 0) return undefined;
   const result: ExecutionResult = data === undefined ? {} : { data: data as Record<string, unknown> | null };
   if (Array.isArray(errors) && errors.length > 0) {
-    const converted = errors.map((error) => toGraphQLError(error, locations));
+    const converted = remoteErrors(errors, locations);
     result.errors = data === undefined ? asRequestErrors(converted) : converted;
   }
   if (extensions && typeof extensions === 'object') result.extensions = extensions as Record<string, unknown>;

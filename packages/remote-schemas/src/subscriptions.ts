@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ExecutionResult } from 'graphql';
 import { mapAsyncIterator } from '@graphql-tools/utils';
-import { asRequestErrors, fellBehindError, remoteRemovedError, remoteSubscriptionError, toGraphQLError, tooManySubscriptionsError } from './errors.js';
+import { asRequestErrors, fellBehindError, remoteErrors, remoteRemovedError, remoteSubscriptionError, tooManySubscriptionsError } from './errors.js';
 import type { SentLocations } from './locations.js';
 import type { Logger } from './options.js';
 import { redactUrls } from './redact.js';
@@ -278,7 +278,7 @@ class Subscriber implements PushableStream<ExecutionResult> {
     }
     // The remote refused the operation (validation): its errors, as it wrote them.
     const { error } = item;
-    if (Array.isArray(error)) return this.#fromUpstream({ errors: asRequestErrors(error.map((e: unknown) => toGraphQLError(e, this.locations))) });
+    if (Array.isArray(error)) return this.#fromUpstream({ errors: asRequestErrors(remoteErrors(error, this.locations)) });
     return { done: false, value: this.upstream.pool.failure(this.admin) };
   }
 }
@@ -507,7 +507,7 @@ function fromRemote(value: RemoteResult, locations: SentLocations | undefined): 
   // The connection lets only GraphQL results through (`errors` a list); checked again here, where a
   // list is relied on.
   if (Array.isArray(value.errors)) {
-    const errors = value.errors.map((error) => toGraphQLError(error, locations));
+    const errors = remoteErrors(value.errors, locations);
     result.errors = value.data === undefined ? asRequestErrors(errors) : errors;
   }
   return result;

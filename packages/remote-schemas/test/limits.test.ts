@@ -250,6 +250,24 @@ describe('errors of a remote', () => {
   });
 });
 
+describe('a remote that answers many errors', () => {
+  it('has the first 1,000 passed on, and one more error saying how many it answered', async () => {
+    const count = 200_000;
+    const many = await stubRemote(({ res }) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ data: { hello: null }, errors: Array.from({ length: count }, (_, i) => ({ message: `e${i}`, path: ['hello'] })) }));
+    });
+    const { gateway } = await serve([{ name: 'many', definition: { url: many.url } }]);
+    const response = await gateway.post({ query: '{ hello }' });
+    const errors = response.body.errors as Array<{ message: string; extensions?: unknown }>;
+    expect(response.body.data).toEqual({ hello: null });
+    expect(errors).toHaveLength(1001);
+    expect(errors.slice(0, 2).map((error) => error.message)).toEqual(['e0', 'e1']);
+    expect(errors[999]?.message).toBe('e999');
+    expect(errors[1000]).toEqual({ message: `the remote answered ${count} errors: the first 1000 are passed on`, extensions: { code: 'remote-schema-error' } });
+  });
+});
+
 describe('a remote that drips its answer', () => {
   it('is cut off at timeout_seconds however steadily bytes arrive', async () => {
     let closedByGateway = false;
