@@ -540,6 +540,19 @@ describe('remote answers', () => {
     }
   });
 
+  it('answers fragments that each spread the one before twice (2^30 occurrences written in 30 lines) as execution does', async () => {
+    const server = await start();
+    await addSample(server);
+    for (const condition of ['', ' @include(if: true)']) {
+      let document = 'query { ...F30 }\nfragment F0 on Query { __typename hello }\n';
+      for (let i = 1; i <= 30; i++) document += `fragment F${i} on Query { ...F${i - 1}${condition} ...F${i - 1}${condition} }\n`;
+      const response = await post(server, JSON.stringify({ query: document }));
+      expect(await response.json(), condition).toEqual({ data: { __typename: 'Query', hello: 'Hello, world!' } });
+    }
+    // And the server goes on.
+    expect(await (await post(server, JSON.stringify({ query: '{ hello }' }))).json()).toEqual({ data: { hello: 'Hello, world!' } });
+  });
+
   it('refuses variable values nested deeper than JSON is written, without calling the remote', async () => {
     const server = await start();
     await addSample(server);

@@ -199,6 +199,12 @@ function wrapAll<T extends Root>(unordered: readonly T[], selection: (root: T) =
   return out;
 }
 
+/**
+ * Root selections a plan walks at most, fragments spread in place; past it the operation is left to
+ * execution (which collects each fragment once), whatever its conditions make of it.
+ */
+const MAX_VISITS = 100_000;
+
 class Compiler {
   readonly #schema: GraphQLSchema;
   readonly #document: DocumentNode;
@@ -209,6 +215,8 @@ class Compiler {
   readonly #root: GraphQLObjectType;
   #places = 0;
   #conditional = false;
+  /** Selections walked at the root, fragments spread: bounded (see {@link MAX_VISITS}). */
+  #visits = 0;
 
   constructor(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, owners: ReadonlyMap<string, LoadedRemote>) {
     this.#schema = schema;
@@ -337,8 +345,13 @@ class Compiler {
    */
   #group(selectionSet: SelectionSetNode, type: GraphQLObjectType, conditions: readonly ConditionNode[]): Map<string, Occurrence[]> {
     const groups = new Map<string, Occurrence[]>();
+    // A fragment spread again under the same conditions adds nothing (as execution collects each
+    // fragment once per selection set): without this, fragments that each spread the one before
+    // twice make 2^n occurrences of a document of n lines.
+    const spread = new WeakMap<readonly ConditionNode[], Set<string>>();
     const walk = (set: SelectionSetNode, around: readonly ConditionNode[]): void => {
       for (const selection of set.selections) {
+        if (++this.#visits > MAX_VISITS) fail(`the operation expands to more than ${String(MAX_VISITS)} selections at the root`);
         if (selection.kind === Kind.FIELD) {
           const key = selection.alias?.value ?? selection.name.value;
           const occurrence: Occurrence = { node: selection, at: this.#places++, conditions: around };
@@ -354,6 +367,10 @@ class Compiler {
         } else {
           const fragment = this.#fragments.get(selection.name.value);
           if (!fragment || fragment.typeCondition.name.value !== type.name) fail(`fragment "${selection.name.value}" at the root`);
+          let names = spread.get(inside);
+          if (names === undefined) spread.set(inside, (names = new Set()));
+          if (names.has(fragment.name.value)) continue;
+          names.add(fragment.name.value);
           walk(fragment.selectionSet, inside);
         }
       }
