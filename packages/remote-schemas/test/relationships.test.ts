@@ -446,3 +446,18 @@ describe('a source remote that does not answer the relationship field as asked',
     }
   });
 });
+
+describe('many aliases of one relationship field', () => {
+  it('ask the source for its join field once, and the target once per distinct key', async () => {
+    await use(commerceEntries(commerce));
+    const aliases = Array.from({ length: 800 }, (_, i) => `u${i}: user { name }`).join(' ');
+    const response = await gateway.post({ query: `{ orders(first: 2, offset: 13) { id ${aliases} } }` });
+    const orders = response.body.data.orders as Array<Record<string, unknown>>;
+    expect(orders).toHaveLength(2);
+    for (const order of orders) expect(Object.keys(order)).toHaveLength(801);
+    expect(orders[0]!['u799']).toEqual({ name: 'User 14' });
+    const sent = (commerce.orders.received[0]!.body as { query: string }).query;
+    expect(sent.match(/: userId/g), sent.slice(0, 300)).toHaveLength(1);
+    expect(commerce.counts()).toEqual([1, 1, 0]);
+  });
+});

@@ -6,6 +6,7 @@ import {
   isCompositeType,
   isInterfaceType,
   isObjectType,
+  print,
   visit,
   type DocumentNode,
   type FieldNode,
@@ -161,11 +162,19 @@ class JoinCompiler {
     // Join fields go last: the answer's objects then end with them, and removing them keeps those
     // objects as fast to read and serialize as the others.
     const joins: FieldNode[] = [];
+    // Each join field once per selection set and conditions: 800 aliases of one relationship
+    // field would otherwise ask the source for the same join field 800 times.
+    const joined = new Set<string>();
     for (const selection of set.selections) {
       if (selection.kind === Kind.FIELD) {
         const [first, ...rest] = this.#field(selection, parent, locator, shared);
         selections.push(first!);
-        joins.push(...rest);
+        for (const join of rest) {
+          const id = join.directives?.length ? `${join.alias!.value} ${join.directives.map((d) => print(d)).join(' ')}` : join.alias!.value;
+          if (joined.has(id)) continue;
+          joined.add(id);
+          joins.push(join);
+        }
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const condition = selection.typeCondition ? this.#schema.getType(selection.typeCondition.name.value) : parent;
         const type = isCompositeType(condition) ? condition : parent;
