@@ -16,6 +16,7 @@ import {
   createLimitedParse,
   useOperationLimits,
   useRequestBodyLimit,
+  useRequestParameterJson,
   useUnsupportedMediaType,
 } from './http/limits.js';
 import { useBatchConcurrency } from './http/batch-concurrency.js';
@@ -161,6 +162,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       // 7. Then the body, bounded, and the document, bounded (tokens, depth) as it is parsed.
       useRequestBodyLimit(settings.maxRequestBodySize),
       useUnsupportedMediaType(),
+      useRequestParameterJson(),
       useOperationLimits({ parse: limitedParse }),
       //    graphql-js 16 throws from validation for a few documents instead of reporting: reported.
       useThrownValidationErrors(),

@@ -365,6 +365,21 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
     expect(chunked.answer).toContain('\r\nx-request-id: bad-chunk-9\r\n');
     sent.push({ id: 'bad-chunk-9', status: 400, expect: { method: 'POST', path: '/v1/graphql', status: 400 } });
 
+    // A client's malformed requests: 400 each, and nothing logged as the server's failure (the
+    // variables of a GET that are not JSON hold the client's values: never logged).
+    const badGet = await send('GET', `/v1/graphql?query=${encodeURIComponent('{ __typename }')}&variables=${encodeURIComponent(`{${VARIABLE_VALUE}`)}`, {
+      'x-svc-admin-secret': ADMIN_SECRET,
+      'x-request-id': 'bad-variables-1',
+    });
+    expect({ status: badGet.status, body: JSON.parse(badGet.body) as unknown }).toEqual({
+      status: 400,
+      body: { errors: [{ message: 'the "variables" parameter of the request is not JSON', extensions: { code: 'BAD_REQUEST', path: '$' } }] },
+    });
+    sent.push({ id: 'bad-variables-1', status: 400, expect: { method: 'GET', path: '/v1/graphql', status: 400 } });
+    const badPost = await send('POST', '/v1/graphql', { 'content-type': 'application/json', 'x-svc-admin-secret': ADMIN_SECRET, 'x-request-id': 'bad-body-1' }, '[1,2]');
+    expect(badPost.status).toBe(200);
+    sent.push({ id: 'bad-body-1', status: 200, expect: { method: 'POST', path: '/v1/graphql', status: 200 } });
+
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
 
@@ -380,6 +395,8 @@ describe('logs and request ids (svc-graphql serve --log-format json)', () => {
     expect(entries.some((entry) => entry['type'] === 'server' && String(entry['msg']).startsWith('serving GraphQL at'))).toBe(true);
     expect(entries.some((entry) => entry['level'] === 'debug' && String(entry['msg']).includes('token expired'))).toBe(true);
     expect(entries.some((entry) => entry['level'] === 'debug' && entry['msg'] === 'WebSocket closed with 4400: Invalid message received')).toBe(true);
+    // A client's malformed request is not a failure of the server.
+    expect(entries.filter((entry) => entry['level'] === 'error').map((entry) => entry['msg'])).toEqual([]);
     // stdout holds the listening line alone.
     expect(server.stdout().split('\n').filter((line) => line !== '')).toHaveLength(1);
 

@@ -325,3 +325,39 @@ export function expandedDepth(document: DocumentNode, limit: number): number {
   }
   return deepest;
 }
+
+/**
+ * A GET (or form) request whose `variables` or `extensions` parameter is not JSON is a client's
+ * mistake: 400 `BAD_REQUEST` naming the parameter, as a POST body that is not JSON is answered.
+ * (Yoga's parser throws the JSON parser's own error, answered 500 and logged with the text,
+ * which is the client's variables.)
+ */
+export function useRequestParameterJson(): Plugin {
+  return {
+    onRequestParse({ requestParser, setRequestParser }) {
+      if (requestParser === undefined) return;
+      setRequestParser(async (request) => {
+        try {
+          return await requestParser(request);
+        } catch (error) {
+          if (!(error instanceof SyntaxError)) throw error;
+          const params = new URL(request.url).searchParams;
+          // A form's parameters are in its body, read by now: then either may be the one.
+          const name = ['variables', 'extensions'].find((key) => !isJsonText(params.get(key)));
+          const which = name === undefined ? 'the "variables" or "extensions" parameter' : `the "${name}" parameter`;
+          throw limitError(`${which} of the request is not JSON`, 'BAD_REQUEST', 400);
+        }
+      });
+    },
+  };
+}
+
+function isJsonText(text: string | null): boolean {
+  if (text === null) return true;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
