@@ -42,3 +42,20 @@ export function valueNestedDeeperThan(value: unknown, limit: number = MAX_JSON_N
   }
   return false;
 }
+
+/**
+ * Whether `value` holds a number JSON cannot write (`1e400` in a request's JSON is read as
+ * Infinity; written again for a remote it would become `null`).
+ */
+export function holdsNonFiniteNumber(value: unknown): boolean {
+  if (typeof value === 'number') return !Number.isFinite(value);
+  if (value === null || typeof value !== 'object') return false;
+  const stack: object[] = [value];
+  for (let object = stack.pop(); object !== undefined; object = stack.pop()) {
+    for (const child of Array.isArray(object) ? object : Object.values(object)) {
+      if (typeof child === 'number' && !Number.isFinite(child)) return true;
+      if (child !== null && typeof child === 'object') stack.push(child);
+    }
+  }
+  return false;
+}

@@ -15,6 +15,7 @@ import { executePlan } from './plan/execute.js';
 import { refusedSubscription, subscribePlan } from './plan/subscription.js';
 import { planFor, subscriptionPlanFor } from './plan/cache.js';
 import { coerceVariables, emptySubscription } from './request-errors.js';
+import { holdsNonFiniteNumber } from './json-depth.js';
 import type { Logger } from './options.js';
 import { SubscriptionGuard } from './permissions/subscription-guard.js';
 import { executeJoins } from './relationships/join-execute.js';
@@ -39,7 +40,8 @@ function requestOf({ sent }: ForwardTarget, args: ExecutionArgs): RemoteRequest 
  * or enum value the role is not granted (or a preset one). `undefined`: they are fine.
  */
 function variableErrors(args: ExecutionArgs): ExecutionResult | undefined {
-  if (!roleSchemaInfo(args.schema)) return undefined;
+  // A number JSON cannot write would reach the remote as null: coerced here, it is refused.
+  if (!roleSchemaInfo(args.schema) && !holdsNonFiniteNumber(args.variableValues)) return undefined;
   const operation = getOperationAST(args.document, args.operationName);
   if (!operation) return undefined;
   const outcome = coerceVariables(args.schema, operation, args.variableValues);

@@ -223,6 +223,21 @@ describe('an error before execution', () => {
     }
   });
 
+  it('refuses a variable value JSON cannot write (1e400 is read as Infinity) instead of sending null', async () => {
+    for (const [accept, status] of [[JSON_TYPE, 200], [GRAPHQL_RESPONSE, 400]] as const) {
+      const response = await fetch(`${server.url}/v1/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept, 'x-svc-admin-secret': ADMIN_SECRET },
+        // Written by hand: JSON.stringify cannot write it.
+        body: '{"query":"query($v: Int!) { slow(ms: $v) }","variables":{"v":1e400}}',
+      });
+      expect({ status: response.status, body: await response.json() }).toEqual({
+        status,
+        body: { errors: [{ message: 'Variable "$v" got invalid value Infinity; Int cannot represent non-integer value: Infinity', locations: [{ line: 1, column: 7 }] }] },
+      });
+    }
+  });
+
   it('has no data when a plan rewrites the operation (the gateway refuses the variable, in the client\'s type names)', async () => {
     await everyRoute({ query: 'query($v: Count!) { ns { slow(ms: $v) } }', variables: { v: 'NOPE' } }, { errors: [notInt('v', 'NOPE', 7)] });
     await everyRoute(
