@@ -414,6 +414,16 @@ async function startStubRemote(
   };
 }
 
+/** Adds the remote at `url` as `name`, as the admin. */
+async function addRemote(server: SvcGraphqlServer, name: string, url: string): Promise<void> {
+  const added = await fetch(`${server.url}/v1/metadata`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...ADMIN },
+    body: JSON.stringify({ type: 'add_remote_schema', args: { name, definition: { url } } }),
+  });
+  expect(added.status).toBe(200);
+}
+
 /** A remote that answers `{ deep }` with JSON nested `levels` deep. */
 function startDeepRemote(levels: number): Promise<{ url: string; close(): Promise<void> }> {
   const deep = `{"data":{"deep":${'['.repeat(levels)}${']'.repeat(levels)}}}`;
@@ -441,12 +451,7 @@ describe('batches', () => {
     const slow = await startSlowRemote(20);
     try {
       const server = await start();
-      const added = await fetch(`${server.url}/v1/metadata`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...ADMIN },
-        body: JSON.stringify({ type: 'add_remote_schema', args: { name: 'slow', definition: { url: slow.url } } }),
-      });
-      expect(added.status).toBe(200);
+      await addRemote(server, 'slow', slow.url);
       const batch = post(server, JSON.stringify(Array.from({ length: 200 }, () => ({ query: '{ slow }' }))));
       // Another client's request while the batch runs.
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -470,12 +475,7 @@ describe('remote answers', () => {
     try {
       const server = await start();
       await addSample(server);
-      const added = await fetch(`${server.url}/v1/metadata`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...ADMIN },
-        body: JSON.stringify({ type: 'add_remote_schema', args: { name: 'deep', definition: { url: hostile.url } } }),
-      });
-      expect(added.status).toBe(200);
+      await addRemote(server, 'deep', hostile.url);
       const failed = { message: `HTTP exception occurred while sending the request to "${hostile.url}"`, extensions: { code: 'remote-schema-error' } };
       // The other remote's field keeps its data.
       const response = await post(server, JSON.stringify({ query: '{ deep hello }' }));
@@ -518,12 +518,7 @@ describe('remote answers', () => {
     try {
       const server = await start();
       await addSample(server);
-      const added = await fetch(`${server.url}/v1/metadata`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...ADMIN },
-        body: JSON.stringify({ type: 'add_remote_schema', args: { name: 'bad', definition: { url: bad.url } } }),
-      });
-      expect(added.status).toBe(200);
+      await addRemote(server, 'bad', bad.url);
       const client = wsClient(server, {}, ADMIN);
       try {
         const results: unknown[] = [];

@@ -137,16 +137,21 @@ beforeAll(async () => {
   );
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   exited = new Promise((done) => child.on('exit', done));
-  url = await new Promise<string>((done, fail) => {
+  url = await listeningUrl(child, () => stderr);
+}, 60_000);
+
+/** The URL a `svc-graphql serve` child says it listens on; its log for the error if it exits first. */
+function listeningUrl(server: ChildProcessWithoutNullStreams, log: () => string): Promise<string> {
+  return new Promise<string>((done, fail) => {
     let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => {
+    server.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       const match = /^svc-graphql listening on (http:\/\/\S+)$/m.exec(stdout);
       if (match) done(match[1] as string);
     });
-    child.on('exit', (code) => fail(new Error(`exited with ${code}: ${stderr}`)));
+    server.on('exit', (code) => fail(new Error(`exited with ${code}: ${log()}`)));
   });
-}, 60_000);
+}
 
 afterAll(async () => {
   if (child.exitCode === null) child.kill('SIGKILL');
@@ -308,15 +313,7 @@ describe('a trace receiver that refuses the export', () => {
     let log = '';
     server.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
     try {
-      const listening = await new Promise<string>((done, fail) => {
-        let stdout = '';
-        server.stdout.on('data', (chunk: Buffer) => {
-          stdout += chunk.toString();
-          const match = /^svc-graphql listening on (http:\/\/\S+)$/m.exec(stdout);
-          if (match) done(match[1] as string);
-        });
-        server.on('exit', (code) => fail(new Error(`exited with ${code}: ${log}`)));
-      });
+      const listening = await listeningUrl(server, () => log);
       // A traced request: its span is exported, and refused.
       const answered = await fetch(`${listening}/v1/graphql`, {
         method: 'POST',
