@@ -182,6 +182,15 @@ describe.skipIf(!hasChromium)('the Relationships and Security pages in Chromium'
     await limits.getByLabel('Rate limit per role, counted per').fill('IP');
     await limits.getByRole('button', { name: 'Save the limits' }).click();
     await expect.poll(() => limits.getByRole('alert').innerText()).toContain('Nodes limit for every role: "many" is not a whole number');
+    // The field says it is invalid and points at its problem; the others do not.
+    const nodes = limits.getByLabel('Nodes limit for every role');
+    expect(await nodes.getAttribute('aria-invalid')).toBe('true');
+    const described = await nodes.getAttribute('aria-describedby');
+    expect(await page.locator(`[id="${String(described)}"]`).innerText()).toBe('Nodes limit for every role: "many" is not a whole number');
+    expect(await limits.getByLabel('Depth limit for every role').getAttribute('aria-invalid')).toBeNull();
+    // And the problems shown break no accessibility rule (a list inside the alert keeps its role).
+    const shown = await new AxeBuilder({ page }).include('form[aria-label="API limits"]').analyze();
+    expect(shown.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => violation.id)).toEqual([]);
     await limits.getByLabel('Nodes limit for every role').fill('200');
     await limits.getByRole('button', { name: 'Save the limits' }).click();
     await expect.poll(() => outcome().innerText()).toContain('Saved the API limits.');

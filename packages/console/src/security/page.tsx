@@ -74,6 +74,11 @@ function LimitsSection({ report, shared }: { report: (outcome: Outcome) => void;
     setBusy(false);
     report(answer.ok ? { ok: true, message: 'Removed the API limits.' } : { ok: false, error: answer.error, action: 'Removing the API limits was refused' });
   };
+  // Each problem names its field by the field's label: the field points at it, and is marked invalid.
+  const field = (label: string) => {
+    const at = problems.findIndex((problem) => problem.startsWith(`${label}:`));
+    return { 'aria-label': label, 'aria-invalid': at >= 0 ? true : undefined, 'aria-describedby': at >= 0 ? `${ids}-problem-${String(at)}` : undefined };
+  };
   return (
     <section aria-labelledby={`${ids}-title`}>
       <h2 id={`${ids}-title`}>API limits</h2>
@@ -90,22 +95,22 @@ function LimitsSection({ report, shared }: { report: (outcome: Outcome) => void;
                 {label} ({unit})
               </th>
               <td>
-                <input aria-label={`${label} limit for every role`} inputMode="numeric" value={form.counts[key].global} onChange={(event) => setCount(key, 'global', event.target.value)} />
+                <input {...field(`${label} limit for every role`)} inputMode="numeric" value={form.counts[key].global} onChange={(event) => setCount(key, 'global', event.target.value)} />
               </td>
               <td>
-                <input aria-label={`${label} limit per role`} value={form.counts[key].perRole} onChange={(event) => setCount(key, 'perRole', event.target.value)} />
+                <input {...field(`${label} limit per role`)} value={form.counts[key].perRole} onChange={(event) => setCount(key, 'perRole', event.target.value)} />
               </td>
             </tr>
           ))}
           <tr>
             <th scope="row">Rate (requests a minute)</th>
             <td>
-              <input aria-label="Rate limit for every role" inputMode="numeric" value={form.rateGlobal} onChange={(event) => setForm({ ...form, rateGlobal: event.target.value })} />
-              <input aria-label="Rate limit for every role, counted per" placeholder="IP or x-svc-user-id" value={form.rateGlobalParams} onChange={(event) => setForm({ ...form, rateGlobalParams: event.target.value })} />
+              <input {...field('Rate limit for every role')} inputMode="numeric" value={form.rateGlobal} onChange={(event) => setForm({ ...form, rateGlobal: event.target.value })} />
+              <input {...field('Rate limit for every role, counted per')} placeholder="IP or x-svc-user-id" value={form.rateGlobalParams} onChange={(event) => setForm({ ...form, rateGlobalParams: event.target.value })} />
             </td>
             <td>
-              <input aria-label="Rate limit per role" value={form.ratePerRole} onChange={(event) => setForm({ ...form, ratePerRole: event.target.value })} />
-              <input aria-label="Rate limit per role, counted per" placeholder="IP or x-svc-user-id" value={form.ratePerRoleParams} onChange={(event) => setForm({ ...form, ratePerRoleParams: event.target.value })} />
+              <input {...field('Rate limit per role')} value={form.ratePerRole} onChange={(event) => setForm({ ...form, ratePerRole: event.target.value })} />
+              <input {...field('Rate limit per role, counted per')} placeholder="IP or x-svc-user-id" value={form.ratePerRoleParams} onChange={(event) => setForm({ ...form, ratePerRoleParams: event.target.value })} />
             </td>
           </tr>
         </Table>
@@ -113,11 +118,16 @@ function LimitsSection({ report, shared }: { report: (outcome: Outcome) => void;
           {shared === undefined ? '' : shared ? 'Rate limits are counted by every instance together (Redis).' : 'Rate limits are counted by each instance alone (no --rate-limit-redis-url).'}
         </p>
         {problems.length > 0 ? (
-          <ul className="field-error" role="alert" aria-label="Problems">
-            {problems.map((problem) => (
-              <li key={problem}>{problem}</li>
-            ))}
-          </ul>
+          // The alert around the list, not on it: a list keeps its role (and its items a parent).
+          <div role="alert">
+            <ul className="field-error" aria-label="Problems">
+              {problems.map((problem, at) => (
+                <li key={problem} id={`${ids}-problem-${String(at)}`}>
+                  {problem}
+                </li>
+              ))}
+            </ul>
+          </div>
         ) : null}
         <div className="actions">
           <button type="submit" className="primary" disabled={busy}>
