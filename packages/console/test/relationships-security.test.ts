@@ -61,7 +61,17 @@ describe('the relationship form', () => {
     const document = { version: 3, remote_schemas: [{ name: 'orders', definition: {}, remote_relationships: [{ type_name: 'Order', relationships: [{ name: 'user', definition }] }] }] };
     expect(relationshipsOf(document)).toEqual([{ remote: 'orders', type: 'Order', name: 'user', definition }]);
     const form = { ...formOfRow(relationshipsOf(document)[0]!), name: '1bad', lhsFields: [], batch: true, batchArgument: '' };
-    expect(Object.keys(formProblems(form)).sort()).toEqual(['batch', 'lhsFields', 'name']);
+    // (Its argument still takes $userId, no longer ticked: that is a problem of the levels too.)
+    expect(Object.keys(formProblems(form)).sort()).toEqual(['batch', 'levels', 'lhsFields', 'name']);
+  });
+
+  it('refuses an argument from a join field that is no longer ticked, before anything is sent', () => {
+    const definition = { to_remote_schema: { remote_schema: 'orders', lhs_fields: ['userNumber'], remote_field: { order: { arguments: { id: '$userNumber' } } } } };
+    const form = { ...formOfRow({ remote: 'orders', type: 'Order', name: 'owner', definition }), lhsFields: ['userId'] };
+    expect(formProblems(form)).toEqual({ levels: 'argument "id" takes a join field that is not ticked: choose one of the join fields' });
+    const chosen = { ...form, levels: [{ field: 'order', arguments: { id: { kind: 'field' as const, field: 'userId' } } }] };
+    expect(formProblems(chosen)).toEqual({});
+    expect(definitionOf(chosen).to_remote_schema.remote_field).toEqual({ order: { arguments: { id: '$userId' } } });
   });
 
   it('places the server\'s messages under the part they are about', () => {

@@ -147,6 +147,13 @@ export function formProblems(form: RelationshipForm): Partial<Record<'name' | 's
   if (form.lhsFields.length === 0) problems.lhsFields = 'choose at least one join field';
   if (!form.target) problems.target = 'choose the target remote schema';
   if (form.levels.some((level) => !level.field)) problems.levels = 'choose a field at every level of the path';
+  else {
+    // An argument from a join field that is no longer ticked (the join fields changed after it was set).
+    const stale = form.levels
+      .flatMap((level) => Object.entries(level.arguments))
+      .find(([, mapping]) => mapping.kind === 'field' && !form.lhsFields.includes(mapping.field));
+    if (stale) problems.levels = `argument "${stale[0]}" takes a join field that is not ticked: choose one of the join fields`;
+  }
   if (form.batch && !form.batchArgument) problems.batch = 'choose the list argument the join values go to';
   return problems;
 }

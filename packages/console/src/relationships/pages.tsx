@@ -148,7 +148,17 @@ function ArgumentRow({ label, mapping, joinFields, onChange }: { label: string; 
         <option value="literal">a literal</option>
       </select>
       {mapping.kind === 'field' ? (
-        <select aria-label={`Join field for ${label}`} value={mapping.field} onChange={(event) => onChange({ kind: 'field', field: event.target.value })}>
+        <select
+          aria-label={`Join field for ${label}`}
+          value={joinFields.includes(mapping.field) ? mapping.field : ''}
+          onChange={(event) => onChange({ kind: 'field', field: event.target.value })}
+        >
+          {/* A join field unticked since it was chosen: nothing is shown as chosen, the user picks again. */}
+          {joinFields.includes(mapping.field) ? null : (
+            <option value="" disabled>
+              choose a join field
+            </option>
+          )}
           {joinFields.map((field) => (
             <option key={field} value={field}>
               ${field}
