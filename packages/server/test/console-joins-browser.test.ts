@@ -103,6 +103,10 @@ describe.skipIf(!hasChromium)('the Relationships and Security pages in Chromium'
     await expect.poll(async () => editorText(page, '.graphiql-response'), { timeout: 30_000 }).toContain('"user": {');
     const answer = await editorText(page, '.graphiql-response');
     expect(answer).toContain('"name": "User 4"');
+    // The browser keeps the operation for the next visit, never what the server answered.
+    await expect.poll(() => page.evaluate(() => localStorage.getItem('graphiql:tabState') ?? '')).toContain('order(id: \\"4\\")');
+    const kept = await page.evaluate(() => JSON.stringify({ ...localStorage }));
+    expect(kept).not.toContain('User 4');
   }, 120_000);
 
   it('creates a batched relationship and shows the server\'s refusal next to what it names', async () => {

@@ -15,7 +15,7 @@ import {
   useMonaco,
 } from '@graphiql/react';
 import { DOC_EXPLORER_PLUGIN, DocExplorer, DocExplorerStore } from '@graphiql/plugin-doc-explorer';
-import type { Fetcher } from '@graphiql/toolkit';
+import type { Fetcher, Storage } from '@graphiql/toolkit';
 import '@graphiql/react/style.css';
 import '@graphiql/plugin-doc-explorer/style.css';
 
@@ -64,13 +64,48 @@ function Panes() {
 }
 
 /**
+ * The browser's `localStorage` for GraphiQL, except that the tabs it keeps lose their responses:
+ * the operation and its variables stay from one visit to the next, what the server answered a
+ * role (its data) does not. Headers are not kept either (`shouldPersistHeaders`).
+ */
+const withoutResponses: Storage = {
+  getItem: (key) => localStorage.getItem(key),
+  setItem: (key, value) => {
+    if (!key.endsWith('tabState')) {
+      localStorage.setItem(key, value);
+      return;
+    }
+    try {
+      const state = JSON.parse(value) as { tabs?: Array<Record<string, unknown>> };
+      for (const tab of state.tabs ?? []) tab['response'] = null;
+      localStorage.setItem(key, JSON.stringify(state));
+    } catch {
+      localStorage.setItem(key, value);
+    }
+  },
+  removeItem: (key) => localStorage.removeItem(key),
+  clear: () => localStorage.clear(),
+  get length() {
+    return localStorage.length;
+  },
+};
+
+/**
  * GraphiQL's editors (operation, variables, result) and its documentation explorer, from
  * `@graphiql/react`, laid out for the console: one operation at a time (GraphiQL's own tab bar
  * nests buttons inside tabs, which screen readers cannot use), the headers set by the console above.
  */
 export function Ide({ fetcher }: { fetcher: Fetcher }) {
   return (
-    <GraphiQLProvider fetcher={fetcher} defaultQuery={DEFAULT_QUERY} shouldPersistHeaders={false} plugins={[DOC_EXPLORER_PLUGIN]} referencePlugin={DOC_EXPLORER_PLUGIN} defaultTheme="light">
+    <GraphiQLProvider
+      fetcher={fetcher}
+      storage={withoutResponses}
+      defaultQuery={DEFAULT_QUERY}
+      shouldPersistHeaders={false}
+      plugins={[DOC_EXPLORER_PLUGIN]}
+      referencePlugin={DOC_EXPLORER_PLUGIN}
+      defaultTheme="light"
+    >
       <DocExplorerStore>
         <Tooltip.Provider>
           <Panes />
