@@ -134,6 +134,14 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.getByRole('button', { name: 'Expand User' }).click();
     await page.getByRole('checkbox', { name: /^User\.id:/ }).check();
     await page.getByRole('checkbox', { name: /^User\.name:/ }).check();
+    // A literal preset of the wrong type is marked on the value itself, which points at the problem.
+    await page.getByLabel('Preset of Query.hello(name)').selectOption('literal');
+    const literal = page.getByLabel('Preset value of Query.hello(name)');
+    await literal.fill('5');
+    await expect.poll(() => literal.getAttribute('aria-invalid')).toBe('true');
+    const problem = await literal.getAttribute('aria-describedby');
+    expect(await page.locator(`[id="${String(problem)}"]`).innerText()).toContain('not a value of String');
+    await page.getByLabel('Preset of Query.hello(name)').selectOption('none');
     await page.getByLabel('Preset of Query.user(id)').selectOption('session');
     await page.getByLabel('Session variable of Query.user(id)').fill('x-svc-user-id');
     expect(await page.locator('.client-problem').count()).toBe(0);

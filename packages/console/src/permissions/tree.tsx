@@ -49,7 +49,20 @@ function ProblemList({ id, problems, server }: { id: string; problems: readonly 
 type PresetKind = 'none' | Preset['kind'];
 
 /** The preset of an argument or input field: none, a session variable, or a literal of its type. */
-function PresetEditor({ label, preset, enumValues, onChange }: { label: string; preset: Preset | undefined; enumValues: readonly string[]; onChange: (preset: Preset | undefined) => void }) {
+/** `describedBy`: the id of the problems of its argument or input field, when it has some. */
+function PresetEditor({
+  label,
+  preset,
+  enumValues,
+  onChange,
+  describedBy,
+}: {
+  label: string;
+  preset: Preset | undefined;
+  enumValues: readonly string[];
+  onChange: (preset: Preset | undefined) => void;
+  describedBy: string | undefined;
+}) {
   const id = useId();
   const kind: PresetKind = preset?.kind ?? 'none';
   const [draft, setDraft] = useState(() => (preset?.kind === 'session' ? preset.variable : preset?.kind === 'literal' ? preset.value : ''));
@@ -70,6 +83,8 @@ function PresetEditor({ label, preset, enumValues, onChange }: { label: string; 
         <>
           <input
             aria-label={kind === 'session' ? `Session variable of ${label}` : `Preset value of ${label}`}
+            aria-describedby={describedBy}
+            aria-invalid={describedBy !== undefined ? true : undefined}
             list={enumValues.length > 0 && kind === 'literal' ? id : undefined}
             value={current}
             placeholder={kind === 'session' ? 'x-svc-user-id' : 'a GraphQL value'}
@@ -124,6 +139,7 @@ function InputValueRow({ remote, selection, onChange, value, path, namePrefix, p
           disabled={disabled || (required && chosen !== undefined)}
           onChange={(event) => toggle(event.target.checked)}
           aria-describedby={hasProblems ? id : undefined}
+          aria-invalid={hasProblems ? true : undefined}
           aria-label={`${namePrefix}${value.name}: ${String(value.type)}${required ? ' (required)' : ''}`}
         />{' '}
         <span className="name">{value.name}</span>
@@ -131,7 +147,13 @@ function InputValueRow({ remote, selection, onChange, value, path, namePrefix, p
         {required ? <span className="badge">required</span> : null}
       </label>
       {chosen !== undefined ? (
-        <PresetEditor label={label} preset={chosen.preset} enumValues={enumValues} onChange={(preset) => onChange(withPreset(selection, remote, path, preset))} />
+        <PresetEditor
+          label={label}
+          preset={chosen.preset}
+          enumValues={enumValues}
+          onChange={(preset) => onChange(withPreset(selection, remote, path, preset))}
+          describedBy={hasProblems ? id : undefined}
+        />
       ) : null}
       <ProblemList id={id} problems={problems.get(key)} server={serverProblems.get(key)} />
     </li>
