@@ -13,6 +13,7 @@ import { forwardedHeaders, type HeaderPolicy } from './headers.js';
 import { configuredHeaders, type ResolvedDefinition } from './definition.js';
 import { PrintedLocations, type SentLocations } from './locations.js';
 import { MAX_JSON_NESTING, jsonNestedDeeperThan, valueNestedDeeperThan } from './json-depth.js';
+import { isGraphQLResponseShape } from './response-shape.js';
 import type { ForwardedSession, NormalizedOptions } from './options.js';
 import { guardAnswer, type AnswerGuard } from './permissions/answer-check.js';
 import { answerPlanFor } from './permissions/answer-plan.js';
@@ -431,16 +432,13 @@ function parseGraphQLResponse(text: string, locations: SentLocations | undefined
  * errors (see `asRequestErrors`).
  */
 function readGraphQLResponse(json: unknown, locations: SentLocations | undefined): ExecutionResult | undefined {
-  if (!json || typeof json !== 'object' || Array.isArray(json)) return undefined;
-  const { data, errors, extensions } = json as { data?: unknown; errors?: unknown; extensions?: unknown };
-  if (data === undefined && errors === undefined) return undefined;
-  // The GraphQL response shape: `data` an object or null, `errors` a list. Anything else is no
-  // answer (`{"data":"x"}` would otherwise reach the client as it is on the fast path).
-  if (data !== undefined && data !== null && (typeof data !== 'object' || Array.isArray(data))) return undefined;
-  if (errors !== undefined && !Array.isArray(errors)) return undefined;
-  if (data === undefined && (errors as unknown[]).length === 0) return undefined;
-  const result: ExecutionResult = data === undefined ? {} : { data: data as Record<string, unknown> | null };
-  if (Array.isArray(errors) && errors.length > 0) {
+  // Anything but the GraphQL response shape is no answer (`{"data":"x"}` would otherwise reach the
+  // client as it is on the fast path); nor is one without data whose errors are an empty list.
+  if (!isGraphQLResponseShape(json)) return undefined;
+  const { data, errors, extensions } = json;
+  if (data === undefined && errors?.length === 0) return undefined;
+  const result: ExecutionResult = data === undefined ? {} : { data };
+  if (errors !== undefined && errors.length > 0) {
     const converted = remoteErrors(errors, locations);
     result.errors = data === undefined ? asRequestErrors(converted) : converted;
   }

@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import { jsonNestedDeeperThan } from './json-depth.js';
+import { isGraphQLResponseShape } from './response-shape.js';
 
 /** The graphql-ws protocol (graphql-transport-ws), the only one spoken upstream. */
 export const GRAPHQL_TRANSPORT_WS = 'graphql-transport-ws';
@@ -280,7 +281,7 @@ function parseMessage(text: string): ServerMessage | undefined {
     case 'pong':
       return payload === undefined || payload === null || typeof payload === 'object' ? (message as ServerMessage) : undefined;
     case 'next':
-      return typeof id === 'string' && isExecutionResult(payload) ? (message as ServerMessage) : undefined;
+      return typeof id === 'string' && isGraphQLResponseShape(payload) ? (message as ServerMessage) : undefined;
     case 'error':
       return typeof id === 'string' && Array.isArray(payload) && payload.length > 0 ? (message as ServerMessage) : undefined;
     case 'complete':
@@ -288,17 +289,4 @@ function parseMessage(text: string): ServerMessage | undefined {
     default:
       return undefined;
   }
-}
-
-/**
- * A `next` payload in the GraphQL response shape: an object with `data` (an object or null)
- * and/or `errors` (a list). Anything else (`{"errors":"x"}`, `{"data":[1]}`) is not a result
- * of a GraphQL server, and the message not one of graphql-ws.
- */
-function isExecutionResult(payload: unknown): boolean {
-  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return false;
-  const { data, errors } = payload as { data?: unknown; errors?: unknown };
-  if (data === undefined && errors === undefined) return false;
-  if (data !== undefined && data !== null && (typeof data !== 'object' || Array.isArray(data))) return false;
-  return errors === undefined || Array.isArray(errors);
 }
