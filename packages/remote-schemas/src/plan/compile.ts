@@ -102,31 +102,28 @@ function compileSubscription(
   };
   collect(operation.selectionSet.selections, new Set());
   const name = operation.name?.value;
-  if (!namespaced(rootSelections)) {
+  const namespace = namespaced(rootSelections);
+  if (!namespace) {
     // Validation leaves one response key at the root: every field there is the same one.
     const remote = rootSelections[0] && owners.get(rootSelections[0].name.value);
     if (!remote || remote.forwardable) return undefined;
-    try {
-      const plan = new Compiler(schema, document, operation, owners).compile();
-      const [entry, ...others] = plan.entries;
-      if (!entry || others.length > 0 || entry.kind !== 'field') fail('a subscription selects one root field');
-      return { plan };
-    } catch (error) {
-      if (error instanceof Unplannable) return { fallback: error.message, operationName: name };
-      throw error;
-    }
   }
   try {
     const plan = new Compiler(schema, document, operation, owners).compile();
     const [entry, ...others] = plan.entries;
-    if (!entry || others.length > 0 || entry.kind !== 'namespace') fail('a subscription selects one root field');
-    // With @skip / @include among them, the fields are counted for each request's variables.
-    const fields = entry.entries.filter((inner) => inner.typename === undefined).length;
-    if (fields === 0 || (fields > 1 && !plan.conditional)) return { refusal: oneFieldMessage(name, entry.key, fields), operationName: name };
+    if (!entry || others.length > 0 || entry.kind !== (namespace ? 'namespace' : 'field')) fail('a subscription selects one root field');
+    if (entry.kind === 'namespace') {
+      // With @skip / @include among them, the fields are counted for each request's variables.
+      const fields = entry.entries.filter((inner) => inner.typename === undefined).length;
+      if (fields === 0 || (fields > 1 && !plan.conditional)) return { refusal: oneFieldMessage(name, entry.key, fields), operationName: name };
+    }
     return { plan };
   } catch (error) {
-    if (error instanceof Unplannable) return { refusal: `the operation cannot be executed: ${error.message}`, operationName: name };
-    throw error;
+    if (!(error instanceof Unplannable)) throw error;
+    // Delegation can run a renamed subscription the plan cannot; nothing else runs a namespaced one.
+    return namespace
+      ? { refusal: `the operation cannot be executed: ${error.message}`, operationName: name }
+      : { fallback: error.message, operationName: name };
   }
 }
 
