@@ -5,7 +5,8 @@
 // remote, and failed subscriptions (must be 0; a client not connected and acknowledged within
 // 30 s counts as failed). Every event is checked: its user is the subscriber's own.
 //
-// BENCH_SUBSCRIBERS: comma-separated N (default 1000,9900); BENCH_DURATION: measured seconds per
+// BENCH_SUBSCRIBERS: comma-separated N (default 1000,10000, each lowered to what the open-file
+// limit lets the gateway hold: two sockets per subscriber); BENCH_DURATION: measured seconds per
 // case (default 15 here); BENCH_WARMUP: seconds after the last subscriber is in (default 3).
 // A third route, the floor, puts a bare WebSocket pass-through (bench/lib/ws-passthrough-server.ts:
 // a socket of its own upstream per client, bytes passed on both ways, nothing parsed) where the
@@ -74,7 +75,38 @@ const config: BenchConfig = {
   pin: false,
   cpuProf: process.env['BENCH_CPU_PROF'] === '1',
 };
-const sizes = (process.env['BENCH_SUBSCRIBERS'] ?? '1000,9900').split(',').map(Number);
+/**
+ * Open files a process may hold (the soft limit, which child processes inherit), read from
+ * /proc/self/limits; `undefined` where that file does not exist.
+ */
+function openFileLimit(): number | undefined {
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+    const soft = line?.slice('Max open files'.length).trim().split(/\s+/)[0];
+    return soft === undefined || soft === 'unlimited' ? undefined : Number(soft);
+  } catch {
+    return undefined;
+  }
+}
+/** Open files a server process needs besides its two sockets per subscriber (listeners, pipes, its own files). */
+const FILES_BESIDES_SUBSCRIBERS = 200;
+const fileLimit = openFileLimit();
+const lowered: string[] = [];
+/**
+ * The gateway (and the floor) hold two sockets per subscriber, its own and its upstream one: N is
+ * lowered, in steps of 100, to what the open-file limit lets every process hold, and the run says so.
+ */
+const sizes = (process.env['BENCH_SUBSCRIBERS'] ?? '1000,10000').split(',').map((text) => {
+  const wanted = Number(text);
+  if (fileLimit === undefined || 2 * wanted + FILES_BESIDES_SUBSCRIBERS <= fileLimit) return wanted;
+  const most = Math.floor((fileLimit - FILES_BESIDES_SUBSCRIBERS) / 2 / 100) * 100;
+  lowered.push(`N = ${wanted} was lowered to ${most} by the open-file limit of ${fileLimit} per process (two sockets per subscriber in the gateway)`);
+  progress(
+    `  N = ${wanted} needs ${2 * wanted + FILES_BESIDES_SUBSCRIBERS} open files in the gateway process; this machine's limit ` +
+      `is ${fileLimit} (ulimit -n): measuring N = ${most} instead`,
+  );
+  return most;
+});
 const ROUTES = ['direct', 'floor', 'gateway', 'namespace', 'renamed'] as const;
 type Route = (typeof ROUTES)[number];
 const routes = new Set((process.env['BENCH_ONLY'] ?? 'direct,floor,gateway').split(',').map((r) => r.trim()));
@@ -540,6 +572,7 @@ if (direct && through) {
       { name: 'failed subscriptions = 0', measured: String(results.reduce((sum, r) => sum + r.failed, 0)), pass: results.every((r) => r.failed === 0) },
     ]),
   );
+  for (const line of lowered) console.log(`- ${line}`);
   if (passthrough) {
     console.log(
       `- the floor at ${largest} (not a target): p99 ${round(passthrough.p99, 1)} ms, CPU ${round(passthrough.gatewayCpuPerEvent ?? NaN, 1)} µs per event, ` +
