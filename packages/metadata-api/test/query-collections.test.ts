@@ -290,6 +290,53 @@ describe('with the rest of the metadata', () => {
     expect((await exportMetadata())['allowlist']).toEqual([{ collection: 'app' }]);
   });
 
+  it('leaves the live document as it was when a bulk that changed every part of it fails at its end', async () => {
+    // Each step changes an object of the live document that no step before it replaced.
+    await create('app', [Q1, Q2]);
+    await create('other', [Q1, Q2]);
+    await create('third', [Q1]);
+    await call('add_collection_to_allowlist', { collection: 'app', scope: { global: false, roles: ['user'] } });
+    await call('add_collection_to_allowlist', { collection: 'other', scope: { global: false, roles: ['user'] } });
+    await call('add_collection_to_allowlist', { collection: 'third' });
+    await call('set_api_limits', { depth_limit: { global: 5 } });
+    await call('set_graphql_schema_introspection_options', { disabled_for_roles: ['guest'] });
+    const before = structuredClone(fixture.service.document());
+    const exported = await exportMetadata();
+    const response = await call('bulk', [
+      { type: 'update_scope_of_collection_in_allowlist', args: { collection: 'other', scope: { global: false, roles: ['editor'] } } },
+      { type: 'rename_query_collection', args: { name: 'app', new_name: 'renamed' } },
+      { type: 'drop_query_from_collection', args: { collection_name: 'other', query_name: 'q1' } },
+      { type: 'add_query_to_collection', args: { collection_name: 'third', query_name: 'q3', query: '{ c }' } },
+      { type: 'drop_collection_from_allowlist', args: { collection: 'third' } },
+      { type: 'set_api_limits', args: { depth_limit: { global: 9 } } },
+      { type: 'set_graphql_schema_introspection_options', args: { disabled_for_roles: ['user'] } },
+      { type: 'drop_query_collection', args: { collection: 'renamed', cascade: true } },
+      { type: 'add_query_to_collection', args: { collection_name: 'third', query_name: 'broken', query: '{ a ' } },
+    ]);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'parse-failed', path: '$.args[8].args.query' });
+    // Nothing the steps before the failure built was written into the live document's own objects.
+    expect(fixture.service.document()).toEqual(before);
+    expect(await exportMetadata()).toEqual(exported);
+  });
+
+  it('applies a bulk of thousands of collection steps whole, in order', async () => {
+    await create('big', []);
+    const steps = Array.from({ length: 3000 }, (_, i) => ({
+      type: 'add_query_to_collection',
+      args: { collection_name: 'big', query_name: `q${i}`, query: `query Q${i} { a${i}: a }` },
+    }));
+    steps.push({ type: 'drop_query_from_collection', args: { collection_name: 'big', query_name: 'q0' } } as (typeof steps)[number]);
+    const response = await call('bulk', steps);
+    expect(response.status).toBe(200);
+    expect(response.body).toHaveLength(3001);
+    const [collection] = (await exportMetadata())['query_collections'] as { definition: { queries: { name: string }[] } }[];
+    expect(collection!.definition.queries.map((query) => query.name)).toEqual(Array.from({ length: 2999 }, (_, i) => `q${i + 1}`));
+    const stored = JSON.parse(await readFile(fixture.file, 'utf8')) as { resource_version: number };
+    // One request, one change of the stored document.
+    expect(stored.resource_version).toBe(2);
+  });
+
   it('tells a listener of every change of the live document', async () => {
     const seen: unknown[] = [];
     const stop = fixture.service.onDocumentChange((document) => seen.push(document.query_collections?.map((c) => c.name)));
