@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GraphQLObjectType, GraphQLSchema, GraphQLString, buildSchema, graphqlSync } from 'graphql';
-import { startCommerceRemote, startSampleRemote } from '@svc-graphql/sample-remotes';
+import { COMMERCE_SCHEMAS, startCommerceRemote, startSampleRemote } from '@svc-graphql/sample-remotes';
 import { createRemoteSchemaRegistry, type RemoteSchemaEntry, type RemoteSchemaRegistry } from '../src/index.js';
 import { commerceEntries, relationship, startCommerce, type Commerce } from './utils/commerce.js';
 import { memoryLogger, startStubRemote } from './utils/fixtures.js';
@@ -414,6 +414,39 @@ describe('a target that cannot be reached', () => {
     ]);
     expect(response.body.errors[0].message).toBe(`HTTP exception occurred while sending the request to "${doomed.url}"`);
     await use(commerceEntries(commerce));
+  });
+
+  it('passes on 1,000 errors in all when a target\'s errors are given to thousands of source objects', async () => {
+    // Errors without a path are every field's of the call: 2,000 of them (1,001 passed on) times
+    // 300 orders would be 300,000 errors (and took the gateway down with a stack overflow).
+    const target = await startStubRemote(
+      ({ res }) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ data: null, errors: Array.from({ length: 2000 }, (_, i) => ({ message: `e${i}` })) }));
+      },
+      { schema: COMMERCE_SCHEMAS.users() },
+    );
+    try {
+      await use(commerceEntries(commerce, { users: { definition: { url: target.url } } }));
+      const response = await gateway.post({ query: '{ orders(first: 300) { id user { name } } }' });
+      expect(response.status).toBe(200);
+      const orders = (response.body.data as { orders: Array<{ id: string; user: unknown }> }).orders;
+      expect(orders).toHaveLength(300);
+      expect(orders.every((order) => order.user === null)).toBe(true);
+      const errors = response.body.errors as Array<{ message: string; path?: unknown[]; extensions?: unknown }>;
+      expect(errors).toHaveLength(1001);
+      // The target's own answer, cut at 1,000 and one error saying so, is every order's: the
+      // first order's 1,000 fill the answer, and one more error says how many there were.
+      expect(errors[0]).toMatchObject({ message: 'e0', path: ['orders', 0, 'user'] });
+      expect(errors[999]).toMatchObject({ message: 'e999', path: ['orders', 0, 'user'] });
+      expect(errors[1000]).toEqual({
+        message: expect.stringMatching(/^the relationships' calls gave \d{6} errors at fields of this operation: the first 1000 are passed on$/),
+        extensions: { code: 'remote-schema-error' },
+      });
+    } finally {
+      await target.close();
+      await use(commerceEntries(commerce));
+    }
   });
 });
 

@@ -6,6 +6,7 @@ import {
   type ExecutionResult,
   type GraphQLOutputType,
 } from 'graphql';
+import { MAX_REMOTE_ERRORS } from '../errors.js';
 import type { LoadedRemote } from '../loaded-remote.js';
 import { rename } from '../plan/execute.js';
 import { targetRequest, type CallItem, type JoinValues } from './join-calls.js';
@@ -128,12 +129,31 @@ class Join {
   readonly #plan: JoinPlan;
   readonly #args: ExecutionArgs;
   data: Record<string, unknown> | null;
-  readonly errors: GraphQLError[] = [];
+  readonly #errors: GraphQLError[] = [];
+  /** Errors of the joins past {@link MAX_REMOTE_ERRORS}, counted but not made. */
+  #leftOut = 0;
 
   constructor(plan: JoinPlan, args: ExecutionArgs, data: Record<string, unknown>) {
     this.#plan = plan;
     this.#args = args;
     this.data = data;
+  }
+
+  /**
+   * The errors of the joins at the client's paths: each error of a target's answer once per source
+   * object that used it, the first {@link MAX_REMOTE_ERRORS} of them in all (a target's errors
+   * times thousands of source objects would be millions); past that, one more error says how many
+   * there were.
+   */
+  errors(): GraphQLError[] {
+    if (this.#leftOut === 0) return this.#errors;
+    const total = this.#errors.length + this.#leftOut;
+    return [
+      ...this.#errors,
+      new GraphQLError(`the relationships' calls gave ${String(total)} errors at fields of this operation: the first ${String(MAX_REMOTE_ERRORS)} are passed on`, {
+        extensions: { code: 'remote-schema-error' },
+      }),
+    ];
   }
 
   /** `null` at `position` or the nearest nullable place above it, as execution propagates a null. */
@@ -333,10 +353,11 @@ class Join {
     // An object shared by several places (one value of the level above) is filled once per place.
     if (placeholder === key || !Object.hasOwn(object, placeholder)) object[key] = value;
     else renameKey(object, placeholder, key, value);
-    let reported = false;
-    for (const { error, rest } of errors) {
-      reported = true;
-      this.errors.push(
+    const reported = errors.length > 0;
+    const room = Math.max(MAX_REMOTE_ERRORS - this.#errors.length, 0);
+    this.#leftOut += Math.max(errors.length - room, 0);
+    for (const { error, rest } of errors.length > room ? errors.slice(0, room) : errors) {
+      this.#errors.push(
         new GraphQLError(error.message, {
           nodes: occurrence.nodes,
           path: [...pathOf(site.position), key, ...clientPath(this.#plan, rest)],
@@ -346,8 +367,12 @@ class Join {
     }
     if (value === null || value === undefined) {
       if (binding.nonNull) {
-        if (!reported) {
-          this.errors.push(
+        if (reported) {
+          // Its errors say why it is null.
+        } else if (this.#errors.length >= MAX_REMOTE_ERRORS) {
+          this.#leftOut++;
+        } else {
+          this.#errors.push(
             new GraphQLError(`Cannot return null for non-nullable field ${binding.parentType}.${binding.compiled.name}.`, {
               nodes: occurrence.nodes,
               path: [...pathOf(site.position), key],
@@ -386,7 +411,7 @@ export async function executeJoins(plan: JoinPlan, result: ExecutionResult, args
     return error;
   });
   if (!join) return errors.length > 0 ? { ...result, errors } : result;
-  errors.push(...join.errors);
+  for (const error of join.errors()) errors.push(error);
   const out: ExecutionResult = { ...result, data: join.data };
   if (errors.length > 0) out.errors = errors;
   return out;
