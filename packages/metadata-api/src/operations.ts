@@ -21,7 +21,7 @@ import {
   updateRemoteSchemaRemoteRelationship,
   withoutRelationships,
 } from './relationship-operations.js';
-import type { RegistryPlan, RemoteSchemaRegistry } from './registry.js';
+import type { RegistryPlan, RemoteSchemaProblem, RemoteSchemaRegistry } from './registry.js';
 import type { OperationType } from './request.js';
 import {
   ARGS,
@@ -128,8 +128,9 @@ const updateRemoteSchema: Operation = async (value, context) => {
   if (existing.remote_relationships !== undefined) entry.remote_relationships = structuredClone(existing.remote_relationships);
   const next = cloneDocument(document);
   next.remote_schemas[index] = entry;
+  const before = currentProblems(context);
   const candidate = await plan(context, next);
-  refuseProblem(remoteProblem(candidate, entry.name), entry);
+  refuseProblem(remoteProblem(candidate, entry.name) ?? clashWithOthers(before, candidate, entry.name), entry);
   accept(context, next, candidate, true);
   // Dependents that no longer fit do not fail the update: they are left out of the schema (a
   // permission's role sees nothing of this remote) and reported, as get_inconsistent_metadata
@@ -141,6 +142,21 @@ const updateRemoteSchema: Operation = async (value, context) => {
   ];
   return dependents.length === 0 ? SUCCESS : { ...SUCCESS, inconsistent_objects: dependents };
 };
+
+/**
+ * A problem of another remote itself (not of its permissions or relationships) that the update of
+ * `name` brought: a root field or type that now clashes. Remotes are stitched in document order, so
+ * the clash is found at whichever comes later; an update is refused for it as an add is, instead
+ * of taking a healthy remote out of the schema.
+ */
+function clashWithOthers(before: readonly RemoteSchemaProblem[], after: RegistryPlan, name: string): RemoteSchemaProblem | undefined {
+  const known = new Set(before.filter(isRemoteLevel).map((problem) => `${problem.name}\n${problem.message}`));
+  return after.problems.find((problem) => isRemoteLevel(problem) && problem.name !== name && !known.has(`${problem.name}\n${problem.message}`));
+}
+
+function isRemoteLevel(problem: RemoteSchemaProblem): boolean {
+  return problem.role === undefined && problem.relationship === undefined;
+}
 
 const removeRemoteSchema: Operation = async (value, context) => {
   const { name, object } = nameArg(value, ['name', 'cascade']);
@@ -283,6 +299,16 @@ const exportMetadata: Operation = async (value, context, request) => {
   return { resource_version: draft.baseVersion + (draft.changed ? 1 : 0), metadata };
 };
 
+/** A permission for admin, who always sees everything, is refused in a whole document as by add_remote_schema_permissions. */
+function refuseAdminPermissions(document: MetadataDocument, path: string): void {
+  document.remote_schemas.forEach((entry, index) => {
+    const at = (entry.permissions ?? []).findIndex((permission) => permission.role === ADMIN_ROLE);
+    if (at === -1) return;
+    const permissionPath = childPath(childPath(childPath(childPath(path, 'remote_schemas'), index), 'permissions'), at);
+    throw new MetadataApiError('constraint-violation', 'cannot define permission for admin role', childPath(permissionPath, 'role'));
+  });
+}
+
 const replaceMetadata: Operation = async (value, context) => {
   const object = expectObject(value, ARGS);
   // `{allow_inconsistent_metadata, metadata}` is told apart from a bare document by its `metadata` key.
@@ -297,6 +323,7 @@ const replaceMetadata: Operation = async (value, context) => {
   } else {
     document = validateDocument(object, ARGS);
   }
+  refuseAdminPermissions(document, wrapped ? childPath(ARGS, 'metadata') : ARGS);
   const candidate = await plan(context, document);
   const inconsistent = inconsistentObjects(context, candidate.problems, document);
   if (inconsistent.length > 0 && !allowInconsistent) {

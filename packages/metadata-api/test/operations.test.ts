@@ -102,6 +102,20 @@ describe('update_remote_schema', () => {
     expect(rootFields(fixture.registry)).toEqual(['b']);
   });
 
+  it('refuses a definition that clashes with a remote after it, as add does, and keeps the old one', async () => {
+    // Remotes are stitched in document order: the clash is found at "a", which comes later.
+    await add('b', { url: B });
+    await add('a', { url: A });
+    const before = await exportMetadata();
+    expect(await post({ type: 'update_remote_schema', args: { name: 'b', definition: { url: CLASH } } })).toEqual({
+      status: 400,
+      body: { error: "Inconsistent object: Duplicate remote field 'a'", path: '$.args', code: 'invalid-configuration' },
+    });
+    expect(await exportMetadata()).toEqual(before);
+    expect(rootFields(fixture.registry)).toEqual(['b', 'a']);
+    expect((await post({ type: 'get_inconsistent_metadata', args: {} })).body).toEqual({ is_consistent: true, inconsistent_objects: [] });
+  });
+
   it('refuses a URL that cannot be reached and keeps the old definition', async () => {
     await add('a', { url: A });
     expect((await post({ type: 'update_remote_schema', args: { name: 'a', definition: { url: DOWN } } })).body).toEqual({

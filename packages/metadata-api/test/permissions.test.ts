@@ -235,6 +235,21 @@ describe('remote schema permissions with the real registry', () => {
     expect(JSON.stringify(await exported(app))).toBe(JSON.stringify(document));
   });
 
+  it('refuses a replace_metadata document with a permission for admin, as add_remote_schema_permissions does', async () => {
+    const app = await startApp();
+    const remote = (role: string) => ({ name: 'one', definition: { url: sample.url }, permissions: [{ role: 'user', definition: { schema: REMOTE_NAME_ONLY } }, { role, definition: { schema: REMOTE_NAME_ONLY } }] });
+    expect(await app.post({ type: 'replace_metadata', args: { version: 3, remote_schemas: [remote('admin')] } })).toEqual({
+      status: 400,
+      body: { error: 'cannot define permission for admin role', path: '$.args.remote_schemas[0].permissions[1].role', code: 'constraint-violation' },
+    });
+    expect(await app.post({ type: 'replace_metadata', args: { metadata: { version: 3, remote_schemas: [remote('admin')] } } })).toEqual({
+      status: 400,
+      body: { error: 'cannot define permission for admin role', path: '$.args.metadata.remote_schemas[0].permissions[1].role', code: 'constraint-violation' },
+    });
+    expect(await exported(app)).toEqual({ version: 3, remote_schemas: [] });
+    expect(await app.post({ type: 'replace_metadata', args: { version: 3, remote_schemas: [remote('editor')] } })).toEqual(success);
+  });
+
   it('refuses a replace_metadata document with a grant that does not fit, and reports it when inconsistency is allowed', async () => {
     const app = await startApp();
     const schema = 'type Message { id: ID! created_at: String }\ntype Query { messages: [Message!]! }';
