@@ -9,7 +9,7 @@ import { toInconsistentObjects } from './inconsistency.js';
 import type { OperationContext } from './operations.js';
 import type { RegistryPlan, RemoteSchemaProblem } from './registry.js';
 import type { MetadataRequest } from './request.js';
-import { expectObject, rejectUnknownKeys, type JsonObject } from './validation.js';
+import { childPath, expectObject, rejectUnknownKeys, type JsonObject } from './validation.js';
 
 export const SUCCESS = { message: 'success' } as const;
 export const ARGS = '$.args';
@@ -59,7 +59,9 @@ export function currentProblems(context: OperationContext): readonly RemoteSchem
 
 /** Refuses the entry with its problem, if it has one; the message may quote values read from the environment. */
 export function refuseProblem(problem: RemoteSchemaProblem | undefined, entry: RemoteSchemaMetadata): void {
-  if (problem !== undefined) throw new MetadataApiError(problem.code, redactEnvironment(problem.message, entry.definition), ARGS);
+  if (problem === undefined) return;
+  const path = problem.field?.reduce<string>((at, key) => childPath(at, key), childPath(ARGS, 'definition')) ?? ARGS;
+  throw new MetadataApiError(problem.code, redactEnvironment(problem.message, entry.definition), path);
 }
 
 /** Text order by Unicode code point, as Haskell sorts Text (Hasura's order of dependent objects). */

@@ -18,8 +18,8 @@ export interface ResolvedDefinition {
 
 const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
 
-function invalid(message: string): RemoteSchemaError {
-  return new RemoteSchemaError('invalid-params', message);
+function invalid(message: string, field?: ReadonlyArray<string | number>): RemoteSchemaError {
+  return field === undefined ? new RemoteSchemaError('invalid-params', message) : new RemoteSchemaError('invalid-params', message, { field });
 }
 
 /**
@@ -33,42 +33,45 @@ export function resolveDefinition(definition: RemoteSchemaDefinition, env = proc
   if (variable !== undefined) {
     url = env[variable];
     if (url === undefined || url === '') {
-      throw invalid(`environment variable "${variable}" not set`);
+      throw invalid(`environment variable "${variable}" not set`, ['url_from_env']);
     }
   }
   if (url === undefined) throw invalid('either "url" or "url_from_env" is required');
   // A value read from the environment may be a secret put in the wrong variable: name the
   // variable, never show the value.
   const notHttpUrl = variable === undefined ? undefined : `environment variable "${variable}" does not hold a valid http(s) URL`;
+  const urlField = [variable === undefined ? 'url' : 'url_from_env'];
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch (cause) {
     // Node's URL error keeps the input: no cause for a value from the environment.
-    if (notHttpUrl !== undefined) throw invalid(notHttpUrl);
-    throw new RemoteSchemaError('invalid-params', `not a valid URL: "${url}"`, { cause });
+    if (notHttpUrl !== undefined) throw invalid(notHttpUrl, urlField);
+    throw new RemoteSchemaError('invalid-params', `not a valid URL: "${url}"`, { cause, field: urlField });
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw invalid(notHttpUrl ?? `the URL of a remote schema must be http(s), but got "${redactUrl(url)}"`);
+    throw invalid(notHttpUrl ?? `the URL of a remote schema must be http(s), but got "${redactUrl(url)}"`, urlField);
   }
   const headers: Array<[string, string]> = [];
   const headerEnv: Array<string | undefined> = [];
-  for (const header of definition.headers ?? []) {
+  for (const [index, header] of (definition.headers ?? []).entries()) {
     headerEnv.push('value_from_env' in header ? header.value_from_env : undefined);
     if ('value' in header) {
-      if (!isHeaderValue(header.value)) throw invalid(`the value of header "${header.name}" is not a valid header value`);
+      if (!isHeaderValue(header.value)) throw invalid(`the value of header "${header.name}" is not a valid header value`, ['headers', index, 'value']);
       headers.push([header.name, header.value]);
     } else {
       const value = env[header.value_from_env];
-      if (value === undefined) throw invalid(`environment variable "${header.value_from_env}" not set`);
+      if (value === undefined) throw invalid(`environment variable "${header.value_from_env}" not set`, ['headers', index, 'value_from_env']);
       // Caught here, not by the HTTP client, whose error may quote the value.
-      if (!isHeaderValue(value)) throw invalid(`environment variable "${header.value_from_env}" does not hold a valid header value`);
+      if (!isHeaderValue(value)) {
+        throw invalid(`environment variable "${header.value_from_env}" does not hold a valid header value`, ['headers', index, 'value_from_env']);
+      }
       headers.push([header.name, value]);
     }
   }
   const timeoutSeconds = definition.timeout_seconds ?? 60;
   if (!(timeoutSeconds > 0) || !Number.isFinite(timeoutSeconds)) {
-    throw invalid(`"timeout_seconds" must be a positive number, but got ${String(timeoutSeconds)}`);
+    throw invalid(`"timeout_seconds" must be a positive number, but got ${String(timeoutSeconds)}`, ['timeout_seconds']);
   }
   validateCustomization(definition.customization);
   return {

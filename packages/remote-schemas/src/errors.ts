@@ -9,10 +9,13 @@ import type { RemoteSchemaErrorCode } from './types.js';
 export class RemoteSchemaError extends Error {
   override readonly name = 'RemoteSchemaError';
   readonly code: RemoteSchemaErrorCode;
+  /** The part of the remote's definition at fault, as keys and indexes from the definition (`['headers', 1, 'value_from_env']`). */
+  readonly field: ReadonlyArray<string | number> | undefined;
 
-  constructor(code: RemoteSchemaErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: RemoteSchemaErrorCode, message: string, options?: { cause?: unknown; field?: ReadonlyArray<string | number> }) {
     super(message, options);
     this.code = code;
+    this.field = options?.field;
   }
 }
 

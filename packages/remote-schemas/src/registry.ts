@@ -75,7 +75,9 @@ function isRemoteProblem(problem: RemoteSchemaProblem): boolean {
 }
 
 function problemOf(name: string, error: unknown): RemoteSchemaProblem {
-  if (error instanceof RemoteSchemaError) return { name, code: error.code, message: error.message };
+  if (error instanceof RemoteSchemaError) {
+    return error.field === undefined ? { name, code: error.code, message: error.message } : { name, code: error.code, message: error.message, field: error.field };
+  }
   return { name, code: 'remote-schema-error', message: error instanceof Error ? error.message : String(error) };
 }
 

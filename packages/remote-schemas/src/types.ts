@@ -70,6 +70,8 @@ export interface RemoteSchemaProblem {
   /** Set for a problem of a relationship of remote `name`: its type (the remote's own name) and name. */
   relationship?: { type_name: string; name: string };
   code: RemoteSchemaErrorCode;
+  /** The part of the remote's definition at fault, when one is (keys and indexes from the definition). */
+  field?: ReadonlyArray<string | number>;
   /**
    * Human-readable, e.g. `Inconsistent object: Duplicate remote field 'user'`, or for a permission
    * `validation for the given role-based schema failed because …`.

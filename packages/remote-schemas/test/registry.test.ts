@@ -90,7 +90,7 @@ describe('plan and commit', () => {
       { name: 'missing', definition: { url_from_env: 'REMOTE_SCHEMAS_TEST_NOT_SET' } },
     ]);
     expect(plan.problems).toEqual([
-      { name: 'missing', code: 'invalid-params', message: 'environment variable "REMOTE_SCHEMAS_TEST_NOT_SET" not set' },
+      { name: 'missing', code: 'invalid-params', message: 'environment variable "REMOTE_SCHEMAS_TEST_NOT_SET" not set', field: ['url_from_env'] },
     ]);
     expect(queryFields(plan.schema)).toContain('hello');
   });
@@ -108,7 +108,7 @@ describe('values from the environment', () => {
     try {
       const plan = await registry.plan([{ name: 'env', definition: { url_from_env: 'REMOTE_SCHEMAS_TEST_BAD_URL' } }]);
       expect(plan.problems).toEqual([
-        { name: 'env', code: 'invalid-params', message: `environment variable "REMOTE_SCHEMAS_TEST_BAD_URL" ${says}` },
+        { name: 'env', code: 'invalid-params', message: `environment variable "REMOTE_SCHEMAS_TEST_BAD_URL" ${says}`, field: ['url_from_env'] },
       ]);
     } finally {
       delete process.env['REMOTE_SCHEMAS_TEST_BAD_URL'];
@@ -127,6 +127,7 @@ describe('values from the environment', () => {
           name: 'env',
           code: 'invalid-params',
           message: 'environment variable "REMOTE_SCHEMAS_TEST_BAD_HEADER" does not hold a valid header value',
+          field: ['headers', 0, 'value_from_env'],
         },
       ]);
     } finally {

@@ -153,6 +153,29 @@ describe('createServer', () => {
     expect(afterBody.errors?.[0]?.message).toMatch(/Cannot query field "hello"/);
   });
 
+  it('refuses an environment variable that is not set or holds no URL at the field naming it, never showing its value', async () => {
+    const add = async (definition: Record<string, unknown>) => {
+      const response = await metadata({ type: 'add_remote_schema', args: { name: 'from_env', definition } });
+      return { status: response.status, body: await response.json() };
+    };
+    const invalid = (path: string, error: string) => ({ status: 400, body: { error, path, code: 'invalid-params' } });
+    delete process.env['SERVER_TEST_UNSET_VARIABLE'];
+    expect(await add({ url_from_env: 'SERVER_TEST_UNSET_VARIABLE' })).toEqual(
+      invalid('$.args.definition.url_from_env', 'environment variable "SERVER_TEST_UNSET_VARIABLE" not set'),
+    );
+    process.env['SERVER_TEST_NOT_A_URL'] = 'ftp://user:secret-in-env@example.com/';
+    try {
+      const answer = await add({ url_from_env: 'SERVER_TEST_NOT_A_URL' });
+      expect(answer).toEqual(invalid('$.args.definition.url_from_env', 'environment variable "SERVER_TEST_NOT_A_URL" does not hold a valid http(s) URL'));
+      expect(JSON.stringify(answer.body)).not.toContain('secret-in-env');
+    } finally {
+      delete process.env['SERVER_TEST_NOT_A_URL'];
+    }
+    expect(await add({ url: remote.url, headers: [{ name: 'x-a', value: 'a' }, { name: 'x-b', value_from_env: 'SERVER_TEST_UNSET_VARIABLE' }] })).toEqual(
+      invalid('$.args.definition.headers[1].value_from_env', 'environment variable "SERVER_TEST_UNSET_VARIABLE" not set'),
+    );
+  });
+
   it('ignores connection_init headers that are not valid HTTP headers', async () => {
     const client = wsClient({ Authorization: `Bearer ${await token('user')}`, 'not a header': 'x', 'x-svc-note': 'line\nbreak' });
     const results: unknown[] = [];
