@@ -16,15 +16,16 @@ function scrubValue(value: unknown, hidden: ReadonlySet<string>, depth: number):
   if (depth === 0) return null;
   if (Array.isArray(value)) return value.map((item) => scrubValue(item, hidden, depth - 1));
   const out: Record<string, unknown> = {};
-  // Keys are the remote's vocabulary for its errors (`code`), not names of its schema.
-  for (const [key, item] of Object.entries(value)) out[key] = scrubValue(item, hidden, depth - 1);
+  // Keys are scrubbed as text is (a remote may key its details by type or field name), but for
+  // `code`, the key clients match errors on.
+  for (const [key, item] of Object.entries(value)) out[key === 'code' ? key : scrubText(key, hidden)] = scrubValue(item, hidden, depth - 1);
   return out;
 }
 
 /**
  * Replaces, in place, every name of `hidden` (types, fields, arguments, enum values the role does
- * not see) that a remote's error quotes, in its message and the string values of its extensions,
- * with `<hidden>`:
+ * not see) that a remote's error quotes, in its message and the keys and string values of its
+ * extensions, with `<hidden>`:
  * `Cannot return null for non-null field Post.title.` becomes
  * `Cannot return null for non-null field <hidden>.title.` when the role sees no `Post`. The errors
  * were just read from the remote's answer for this request.
@@ -45,7 +46,7 @@ export function scrubHiddenNames(errors: readonly GraphQLError[], hidden: Readon
   }
 }
 
-/** The `extensions` of a remote's answer with the same replacement in their text values. */
+/** The `extensions` of a remote's answer with the same replacement in their keys and text values. */
 export function withoutHiddenNames(extensions: Record<string, unknown>, hidden: ReadonlySet<string>): Record<string, unknown> {
   return hidden.size === 0 ? extensions : (scrubValue(extensions, hidden, 16) as Record<string, unknown>);
 }
