@@ -276,6 +276,18 @@ describe('docs/reference/errors.md', () => {
         expect(documented).toContain(code);
       }
     });
+
+    it('reads a media type in any case, as HTTP says, on the direct lane and through Yoga', async () => {
+      for (const type of ['Application/JSON', 'APPLICATION/JSON ; charset=UTF-8', 'application/graphql+JSON']) {
+        for (const body of ['{"query":"{ __typename }"}', '[{"query":"{ __typename }"}]']) {
+          const response = await fetch(`${server.url}/v1/graphql`, { method: 'POST', headers: { 'content-type': type }, body });
+          const expected = { data: { __typename: 'Query' } };
+          expect({ type, status: response.status, body: await response.json() }).toEqual({ type, status: 200, body: body.startsWith('[') ? [expected] : expected });
+        }
+      }
+      const graphql = await fetch(`${server.url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'Application/GraphQL' }, body: '{ __typename }' });
+      expect(await graphql.json()).toEqual({ data: { __typename: 'Query' } });
+    });
   });
 });
 

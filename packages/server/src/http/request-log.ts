@@ -7,6 +7,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger, ServerLogger } from '../observability/logger.js';
 import type { RequestRecord, RequestRecords } from '../request-record.js';
 import { VERSION } from '../version.js';
+import { normalizeContentType } from './media-type.js';
 
 /**
  * Request ids, the `http-log` line and the server span of each HTTP request.
@@ -53,6 +54,7 @@ export function trackRequests(
   const tracer = trace.getTracer('@svc-graphql/server', VERSION);
   const log = httpLogWriter(options.logger);
   return (req, res) => {
+    normalizeContentType(req);
     const record = records.open(req);
     const id = record.id;
     res.setHeader('x-request-id', id);
