@@ -263,6 +263,28 @@ describe('introspection options and API limits', () => {
     ]);
     await metadata('remove_api_limits', {});
   });
+
+  it('counts a batch refused by its size as one request, and answers 429 before the batch limit', async () => {
+    await metadata('set_api_limits', {
+      batch_limit: { global: 2 },
+      rate_limit: { per_role: { user: { max_reqs_per_min: 3, unique_params: ['x-svc-user-id'] } } },
+    });
+    const headers = { 'x-svc-user-id': 'batcher' };
+    const hello = { query: 'query Hello { hello }' };
+    const tooBig = [hello, hello, hello];
+    expect((await post(tooBig, 'user', headers)).body).toEqual({
+      errors: [{ message: 'the batch has 3 operations, more than the limit of 2', extensions: { code: 'validation-failed', path: '$' } }],
+    });
+    // The refused batch was the first request of the minute: two more run, the next is refused.
+    expect((await post(hello, 'user', headers)).status).toBe(200);
+    expect((await post(hello, 'user', headers)).status).toBe(200);
+    expect((await post(hello, 'user', headers)).status).toBe(429);
+    const over = await post(tooBig, 'user', headers);
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(over.body).toEqual({ errors: [{ message: 'rate limit exceeded', extensions: { code: 'rate-limit-exceeded', path: '$' } }] });
+    await metadata('remove_api_limits', {});
+  });
 });
 
 describe('an allow list without --enable-allowlist', () => {

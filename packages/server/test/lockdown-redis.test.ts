@@ -111,6 +111,30 @@ describe('rate limits through Redis', () => {
     }
   });
 
+  it('count a batch refused by its size once, and answer 429 to it past the rate', async () => {
+    const prefix = 'test-batch:';
+    const server = await start({ rateLimitRedisUrl: redis.url, rateLimitKeyPrefix: prefix });
+    try {
+      await setUp(server, { ...LIMITS, batch_limit: { global: 1 } });
+      await countingInRedis(server, prefix, 'probe');
+      const batch = async () => {
+        const response = await fetch(`${server.url}/v1/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-svc-admin-secret': ADMIN_SECRET, 'x-svc-role': 'user' },
+          body: JSON.stringify([{ query: '{ hello }' }, { query: '{ hello }' }]),
+        });
+        return { status: response.status, body: (await response.json()) as { errors: Array<{ message: string }> } };
+      };
+      expect(await batch()).toMatchObject({ status: 200, body: { errors: [{ message: 'the batch has 2 operations, more than the limit of 1' }] } });
+      expect(await client.zcard(`${prefix}${JSON.stringify(['user'])}`)).toBe(1);
+      expect([await hello(server, 'user'), await hello(server, 'user'), await hello(server, 'user')]).toEqual([200, 200, 429]);
+      expect(await batch()).toMatchObject({ status: 429, body: { errors: [{ message: 'rate limit exceeded' }] } });
+      expect(await client.zcard(`${prefix}${JSON.stringify(['user'])}`)).toBe(3);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('hold per session for hundreds of sessions at once across two instances', async () => {
     const prefix = 'test-sessions:';
     const first = await start({ rateLimitRedisUrl: redis.url, rateLimitKeyPrefix: prefix });

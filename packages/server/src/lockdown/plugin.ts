@@ -1,6 +1,7 @@
 /**
  * The lock-down checks in Yoga's pipeline, in the order the rules give them: a batch against its
- * role's batch limit once the body is parsed; then per operation, as soon as its parameters are
+ * role's batch limit once the body is parsed (a batch refused so counts as one request toward the
+ * rate limit, and a client over its rate is answered 429 instead); then per operation, as soon as its parameters are
  * known, the rate limit (before the document is parsed), then the allow list, introspection, depth
  * and nodes (on the parsed document, before validation against the schema: an operation that is
  * not allowed is answered so whatever it asks for); then the run under the role's time limit.
@@ -78,9 +79,15 @@ export function useLockdown(lockdown: Lockdown, records: RequestRecords, options
           if (record !== undefined) record.batch = true;
           const session = record?.session;
           const rejection = session === undefined ? undefined : lockdown.checkBatch(session, requestParserResult.length);
-          if (rejection === undefined) return;
-          noteRejection(record, rejection);
-          throw rejectionError(rejection);
+          if (session === undefined || rejection === undefined) return undefined;
+          // Refused whole, the batch is one request to the rate limit, which comes first: a client
+          // over its rate gets 429 (not counted), any other is counted once and told the batch limit.
+          const refuseWith = (rate: Rejection | undefined) => {
+            noteRejection(record, rate ?? rejection);
+            throw rejectionError(rate ?? rejection);
+          };
+          const rate = lockdown.checkRate(session, requestOf(serverContext));
+          return rate instanceof Promise ? rate.then(refuseWith) : refuseWith(rate);
         },
       };
     },
