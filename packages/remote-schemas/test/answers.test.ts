@@ -377,4 +377,30 @@ describe('a remote that answers what the role may not see, and errors about it',
       expect(admin.body.data.user.secret).toBe('S1');
     });
   });
+
+  it('keeps its error at a field whose value the role may not see, hidden names replaced', async () => {
+    const answer = {
+      data: { user: { id: '1', role: 'ADMIN' }, users: [{ id: '2', role: 'ADMIN' }] },
+      errors: [
+        { message: 'the role ADMIN of 1 is restricted', path: ['user', 'role'], extensions: { code: 'RESTRICTED' } },
+        // Below the hidden value there is nothing the role was answered.
+        { message: 'below the role', path: ['user', 'role', 'x'] },
+      ],
+    };
+    const grant = `
+      enum Role { EDITOR VIEWER }
+      type User { id: ID! role: Role! }
+      type Query { user(id: ID!): User users(role: Role): [User!]! }
+    `;
+    await withHostileRemote(answer, grant, async (gateway) => {
+      const response = await gateway.post({ query: '{ user(id: "1") { id role } }' }, session('narrow'));
+      expect(response.body).toEqual({
+        data: { user: null },
+        errors: [
+          { message: 'the role <hidden> of 1 is restricted', path: ['user', 'role'], extensions: { code: 'RESTRICTED' } },
+          { message: OUTSIDE, path: ['user', 'role'], extensions: { code: 'remote-schema-error' } },
+        ],
+      });
+    });
+  });
 });

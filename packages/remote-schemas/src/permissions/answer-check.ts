@@ -31,6 +31,8 @@ class Walk {
   removed: Set<string> | undefined;
   /** Lists with items left out: their path in the remote's answer (JSON) -> the indices left out, ascending. */
   dropped: Map<string, number[]> | undefined;
+  /** Of {@link removed}, the fields whose value was hidden: the field itself stays in the answer (null, or its null taken by a parent). */
+  nulled: Set<string> | undefined;
 
   fields(object: Record<string, unknown>, fields: readonly FieldCheck[]): Outcome {
     for (const { key, check } of fields) {
@@ -38,7 +40,7 @@ class Walk {
       this.#path.push(key);
       this.#original.push(key);
       const outcome = this.#value(object[key], check);
-      if (outcome === HIDDEN) this.#remove();
+      if (outcome === HIDDEN) (this.nulled ??= new Set()).add(this.#remove());
       if (outcome !== KEEP) {
         if (check.nonNull) {
           if (outcome === HIDDEN) this.errors.push(outsideError([...this.#path]));
@@ -126,8 +128,11 @@ class Walk {
     return KEEP;
   }
 
-  #remove(): void {
-    (this.removed ??= new Set()).add(JSON.stringify(this.#original));
+  /** Notes the value at the current path as removed; its key. */
+  #remove(): string {
+    const key = JSON.stringify(this.#original);
+    (this.removed ??= new Set()).add(key);
+    return key;
   }
 }
 
@@ -199,7 +204,11 @@ function fieldCheck(shape: Shape, key: string): TypeCheck | undefined {
   return undefined;
 }
 
-/** The remote's errors with paths as the client gets them; those below a value left out are dropped. */
+/**
+ * The remote's errors with paths as the client gets them; those below a value left out are dropped.
+ * An error at a field whose value was hidden stays: the field is still in the answer, and the
+ * error's text has had the hidden names taken out.
+ */
 function followRemovals(errors: readonly GraphQLError[], walk: Walk): GraphQLError[] {
   const kept: GraphQLError[] = [];
   for (const error of errors) {
@@ -210,7 +219,7 @@ function followRemovals(errors: readonly GraphQLError[], walk: Walk): GraphQLErr
     }
     const prefix: Segment[] = [];
     let path: Segment[] | undefined = [];
-    for (const segment of original) {
+    for (const [at, segment] of original.entries()) {
       let moved = segment;
       if (typeof segment === 'number') {
         const dropped = walk.dropped?.get(JSON.stringify(prefix));
@@ -221,7 +230,8 @@ function followRemovals(errors: readonly GraphQLError[], walk: Walk): GraphQLErr
         if (dropped) moved = segment - dropped.filter((index) => index < segment).length;
       }
       prefix.push(segment);
-      if (walk.removed?.has(JSON.stringify(prefix))) {
+      const key = JSON.stringify(prefix);
+      if (walk.removed?.has(key) && !(at === original.length - 1 && walk.nulled?.has(key))) {
         path = undefined;
         break;
       }
