@@ -220,7 +220,7 @@ describe.skipIf(!oneGraphqlRealm)('metadata API with the real registry and real 
       process.env[variable] = 'ftp://s3cr3t-host.example/graphql';
       const answer = await add('ftp', { url_from_env: variable });
       expect(answer.status).toBe(400);
-      expect(answer.body).toMatchObject({ path: '$.args', code: 'invalid-params' });
+      expect(answer.body).toMatchObject({ path: '$.args.definition.url_from_env', code: 'invalid-params' });
       expect(JSON.stringify(answer.body)).not.toContain('s3cr3t-host');
     });
 
