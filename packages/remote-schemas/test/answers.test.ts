@@ -301,7 +301,7 @@ describe('a remote that answers what the role may not see, and errors about it',
         { message: 'User 3 failed', path: ['search', 2, 'id'], extensions: { code: 'FAILED', owner: 'ADMIN' } },
         { message: 'the remote was busy' },
       ],
-      extensions: { cost: { Post: 3, note: 'Post and User read' } },
+      extensions: { cost: { Post: 3, author: 4, note: 'Post and User read' } },
     };
     const grant = `
       interface Node { id: ID! }
@@ -319,7 +319,7 @@ describe('a remote that answers what the role may not see, and errors about it',
           { message: 'User 3 failed', path: ['search', 1, 'id'], extensions: { code: 'FAILED', owner: '<hidden>' } },
           { message: 'the remote was busy' },
         ],
-        extensions: { cost: { '<hidden>': 3, note: '<hidden> and User read' } },
+        extensions: { cost: { '<hidden>': 3, '<hidden> (2)': 4, note: '<hidden> and User read' } },
       });
       // A remote that does not say which type it answered where the role needs to know: left out.
       const untyped = await gateway.post({ query: '{ search(term: "x") { ... on User { id } } }' }, session('narrow'));

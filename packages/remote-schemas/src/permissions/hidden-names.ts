@@ -18,7 +18,12 @@ function scrubValue(value: unknown, hidden: ReadonlySet<string>, depth: number):
   const out: Record<string, unknown> = {};
   // Keys are scrubbed as text is (a remote may key its details by type or field name), but for
   // `code`, the key clients match errors on.
-  for (const [key, item] of Object.entries(value)) out[key === 'code' ? key : scrubText(key, hidden)] = scrubValue(item, hidden, depth - 1);
+  for (const [key, item] of Object.entries(value)) {
+    let scrubbed = key === 'code' ? key : scrubText(key, hidden);
+    // Two keys that read the same once scrubbed both stay, the later numbered.
+    for (let n = 2; scrubbed !== key && Object.hasOwn(out, scrubbed); n++) scrubbed = `${scrubText(key, hidden)} (${String(n)})`;
+    out[scrubbed] = scrubValue(item, hidden, depth - 1);
+  }
   return out;
 }
 
