@@ -66,11 +66,12 @@ function parts(context: OperationContext): LockdownParts {
 }
 
 /**
- * Records the next document; `changed` only when a part differs (the same scope added again
- * changes nothing). A part still the draft's own object is unchanged; the query collections are
- * only ever replaced by an operation that changes them; the other parts are compared.
+ * Records the next document. `changes`: the operation changed what it was asked to (it returns
+ * before committing when there is nothing to do); without it, `changed` only when a part differs
+ * (the same introspection options or limits set again change nothing): a part still the draft's
+ * own object is unchanged, the others are compared.
  */
-function commit(context: OperationContext, next: LockdownParts): typeof SUCCESS {
+function commit(context: OperationContext, next: LockdownParts, changes = false): typeof SUCCESS {
   const { draft } = context;
   const document: MetadataDocument = withLockdownParts(draft.document, {
     ...next,
@@ -79,9 +80,8 @@ function commit(context: OperationContext, next: LockdownParts): typeof SUCCESS 
   });
   const before = lockdownParts(draft.document);
   const after = lockdownParts(document);
-  const differs = (key: keyof LockdownParts) =>
-    before[key] !== after[key] && (key === 'query_collections' || JSON.stringify(before[key]) !== JSON.stringify(after[key]));
-  if (differs('query_collections') || differs('allowlist') || differs('graphql_schema_introspection') || differs('api_limits')) {
+  const differs = (key: keyof LockdownParts) => before[key] !== after[key] && JSON.stringify(before[key]) !== JSON.stringify(after[key]);
+  if (changes || differs('query_collections') || differs('allowlist') || differs('graphql_schema_introspection') || differs('api_limits')) {
     draft.document = document;
     draft.changed = true;
   }
@@ -140,7 +140,7 @@ const createQueryCollection: Operation = async (value, context) => {
   if (comment !== undefined) collection.comment = comment;
   next.query_collections = [...(next.query_collections ?? []), collection];
   checkCollectionBounds(next.query_collections, ARGS);
-  return commit(context, next);
+  return commit(context, next, true);
 };
 
 const renameQueryCollection: Operation = async (value, context) => {
@@ -155,8 +155,10 @@ const renameQueryCollection: Operation = async (value, context) => {
   }
   next.query_collections = replaceCollection(next.query_collections ?? [], collection.name, (old) => ({ ...old, name: newName }));
   // The allow list follows the collection: it must never name a collection that is gone.
-  next.allowlist = next.allowlist?.map((entry) => (entry.collection === name ? { ...entry, collection: newName } : entry));
-  return commit(context, next);
+  if (next.allowlist?.some((entry) => entry.collection === name)) {
+    next.allowlist = next.allowlist.map((entry) => (entry.collection === name ? { ...entry, collection: newName } : entry));
+  }
+  return commit(context, next, true);
 };
 
 const dropQueryCollection: Operation = async (value, context) => {
@@ -178,7 +180,7 @@ const dropQueryCollection: Operation = async (value, context) => {
     next.allowlist = next.allowlist.filter((entry) => entry.collection !== name);
   }
   next.query_collections = next.query_collections?.filter((collection) => collection.name !== name);
-  return commit(context, next);
+  return commit(context, next, true);
 };
 
 const addQueryToCollection: Operation = async (value, context) => {
@@ -199,7 +201,7 @@ const addQueryToCollection: Operation = async (value, context) => {
     withQueries(old, [...old.definition.queries, { name: queryName, query }]),
   );
   checkCollectionBounds(next.query_collections, ARGS);
-  return commit(context, next);
+  return commit(context, next, true);
 };
 
 const dropQueryFromCollection: Operation = async (value, context) => {
@@ -213,7 +215,7 @@ const dropQueryFromCollection: Operation = async (value, context) => {
     throw new MetadataApiError('not-exists', collectionQueryMessage(queryName, 'not found in', name), childPath(ARGS, 'query_name'));
   }
   next.query_collections = replaceCollection(next.query_collections ?? [], name, (old) => withQueries(old, queries));
-  return commit(context, next);
+  return commit(context, next, true);
 };
 
 const addCollectionToAllowlist: Operation = async (value, context) => {
@@ -232,7 +234,7 @@ const addCollectionToAllowlist: Operation = async (value, context) => {
     );
   }
   next.allowlist = [...(next.allowlist ?? []), scope === undefined ? { collection: name } : { collection: name, scope }];
-  return commit(context, next);
+  return commit(context, next, true);
 };
 
 const dropCollectionFromAllowlist: Operation = async (value, context) => {
@@ -243,7 +245,7 @@ const dropCollectionFromAllowlist: Operation = async (value, context) => {
   findCollection(next, name, path);
   const { index } = findAllowlistEntry(next, name, path);
   next.allowlist = next.allowlist?.filter((_, position) => position !== index);
-  return commit(context, next);
+  return commit(context, next, true);
 };
 
 const updateScopeOfCollectionInAllowlist: Operation = async (value, context) => {
@@ -254,10 +256,11 @@ const updateScopeOfCollectionInAllowlist: Operation = async (value, context) => 
   const next = parts(context);
   const path = childPath(ARGS, 'collection');
   findCollection(next, name, path);
-  const { index } = findAllowlistEntry(next, name, path);
+  const { entry: existing, index } = findAllowlistEntry(next, name, path);
+  if (sameScope(existing.scope, scope)) return SUCCESS;
   const entry: AllowlistEntryMetadata = scope === undefined ? { collection: name } : { collection: name, scope };
-  next.allowlist = next.allowlist?.map((existing, position) => (position === index ? entry : existing));
-  return commit(context, next);
+  next.allowlist = next.allowlist?.map((other, position) => (position === index ? entry : other));
+  return commit(context, next, true);
 };
 
 const setIntrospectionOptions: Operation = async (value, context) => {

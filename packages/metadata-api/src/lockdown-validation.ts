@@ -275,14 +275,33 @@ export function validateApiLimits(value: unknown, path: string): ApiLimitsMetada
 }
 
 /** The bounds that hold for all collections of a document together. */
+/**
+ * The queries of a collection and their length, counted once per collection object: documents are
+ * never changed once made (an operation replaces a collection it changes), so a `bulk` of thousands
+ * of steps does not count every stored query again at each step.
+ */
+const collectionTotals = new WeakMap<QueryCollectionMetadata, { queries: number; length: number }>();
+
+function totalsOf(collection: QueryCollectionMetadata): { queries: number; length: number } {
+  let totals = collectionTotals.get(collection);
+  if (totals === undefined) {
+    let length = 0;
+    for (const query of collection.definition.queries) length += query.query.length;
+    totals = { queries: collection.definition.queries.length, length };
+    collectionTotals.set(collection, totals);
+  }
+  return totals;
+}
+
 export function checkCollectionBounds(collections: readonly QueryCollectionMetadata[], path: string): void {
   const { maxCollections, maxTotalQueries, maxTotalQueryLength } = QUERY_COLLECTION_BOUNDS;
   if (collections.length > maxCollections) throw invalid(path, `the metadata holds at most ${String(maxCollections)} query collections`);
   let queries = 0;
   let length = 0;
   for (const collection of collections) {
-    queries += collection.definition.queries.length;
-    for (const query of collection.definition.queries) length += query.query.length;
+    const totals = totalsOf(collection);
+    queries += totals.queries;
+    length += totals.length;
   }
   if (queries > maxTotalQueries) throw invalid(path, `the query collections hold at most ${String(maxTotalQueries)} queries together`);
   if (length > maxTotalQueryLength) {

@@ -389,6 +389,9 @@ const dropInconsistentMetadata: Operation = async (value, context) => {
   return SUCCESS;
 };
 
+/** How long the steps of a `bulk` may hold the event loop before it lets other work through, in milliseconds. */
+const BULK_SLICE_MS = 20;
+
 /** Deeper nesting of `bulk` is refused: it has no use, and unbounded recursion would exhaust the stack. */
 export const MAX_BULK_DEPTH = 8;
 
@@ -398,7 +401,13 @@ const bulk: Operation = async (value, context) => {
     throw new MetadataApiError('invalid-params', `bulk operations can be nested at most ${String(MAX_BULK_DEPTH)} deep`, ARGS);
   }
   const results: unknown[] = [];
+  let turn = performance.now();
   for (const [index, item] of value.entries()) {
+    // A bulk of thousands of steps lets the server's other requests through now and then.
+    if (performance.now() - turn > BULK_SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+      turn = performance.now();
+    }
     try {
       results.push(await context.execute(item));
     } catch (error) {

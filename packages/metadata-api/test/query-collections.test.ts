@@ -337,6 +337,27 @@ describe('with the rest of the metadata', () => {
     expect(stored.resource_version).toBe(2);
   });
 
+  it('applies a bulk of thousands of allow-list steps whole; a scope set again changes nothing', async () => {
+    const names = Array.from({ length: 3000 }, (_, i) => `c${i}`);
+    const collections = names.map((name) => ({ name, definition: { queries: [Q1] } }));
+    expect(await call('replace_metadata', { version: 3, remote_schemas: [], query_collections: collections })).toEqual(success);
+    const response = await call(
+      'bulk',
+      names.map((collection, i) => ({ type: 'add_collection_to_allowlist', args: { collection, ...(i % 2 === 1 && { scope: { global: false, roles: ['user'] } }) } })),
+    );
+    expect(response.status).toBe(200);
+    const allowlist = (await exportMetadata())['allowlist'] as Array<{ collection: string; scope?: unknown }>;
+    expect(allowlist).toHaveLength(3000);
+    expect(allowlist[2998]).toEqual({ collection: 'c2998' });
+    expect(allowlist[2999]).toEqual({ collection: 'c2999', scope: { global: false, roles: ['user'] } });
+    const version = () => readFile(fixture.file, 'utf8').then((text) => (JSON.parse(text) as { resource_version: number }).resource_version);
+    const before = await version();
+    expect(await call('update_scope_of_collection_in_allowlist', { collection: 'c2999', scope: { global: false, roles: ['user'] } })).toEqual(success);
+    expect(await version()).toBe(before);
+    expect(await call('update_scope_of_collection_in_allowlist', { collection: 'c2999', scope: { global: true } })).toEqual(success);
+    expect(await version()).toBe(before + 1);
+  });
+
   it('tells a listener of every change of the live document', async () => {
     const seen: unknown[] = [];
     const stop = fixture.service.onDocumentChange((document) => seen.push(document.query_collections?.map((c) => c.name)));
