@@ -158,7 +158,17 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     expect(await page.getByRole('checkbox', { name: /^User\.name:/ }).isChecked()).toBe(true);
 
     await nav('API').click();
-    await page.getByLabel('Role (X-Svc-Role; empty: admin)').fill('user');
+    // What is typed is asked of the server once typing stops, not once per key.
+    let introspections = 0;
+    const count = (request: { method(): string; url(): string; postData(): string | null }) => {
+      if (request.method() === 'POST' && request.url().endsWith('/v1/graphql') && request.postData()?.includes('__schema')) introspections++;
+    };
+    page.on('request', count);
+    await page.getByLabel('Role (X-Svc-Role; empty: admin)').pressSequentially('user', { delay: 20 });
+    await expect.poll(() => introspections).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    page.off('request', count);
+    expect(introspections).toBeLessThanOrEqual(2);
     await page.getByRole('button', { name: 'Add a header' }).click();
     await page.getByLabel('Header 1 name').fill('x-svc-user-id');
     await page.getByLabel('Header 1 value').fill('2');
@@ -183,6 +193,34 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.goto(consoleUrl('/permissions/sample/user'));
     await page.getByRole('button', { name: 'SDL', exact: true }).click();
     expect(await page.getByLabel(/The permission as SDL/).inputValue()).toContain('@preset(value: "x-svc-user-id")');
+  }, 60_000);
+
+  it('keeps the remote schemas list within the window when a name and a comment are one very long word', async () => {
+    const response = await fetch(`${server.url}/v1/metadata`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-svc-admin-secret': ADMIN_SECRET },
+      body: JSON.stringify({ type: 'add_remote_schema', args: { name: 'n'.repeat(255), definition: { url: remote.url, customization: { root_fields_namespace: 'wide' } }, comment: 'c'.repeat(20_000) } }),
+    });
+    expect(response.status).toBe(200);
+    try {
+      // Loaded afresh: the console reads the metadata it shows when it starts.
+      await page.goto(consoleUrl('/remote-schemas'));
+      await page.getByRole('button', { name: 'Remove sample' }).waitFor();
+      await page.getByText('c'.repeat(100), { exact: false }).waitFor();
+      const width = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, window: window.innerWidth }));
+      expect(width.page).toBeLessThanOrEqual(width.window);
+      // Every row's actions stay on screen.
+      const box = await page.getByRole('button', { name: 'Remove sample' }).boundingBox();
+      expect(box!.x + box!.width).toBeLessThanOrEqual(width.window);
+    } finally {
+      const removed = await fetch(`${server.url}/v1/metadata`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc-admin-secret': ADMIN_SECRET },
+        body: JSON.stringify({ type: 'remove_remote_schema', args: { name: 'n'.repeat(255) } }),
+      });
+      expect(removed.status).toBe(200);
+      await page.goto(consoleUrl('/remote-schemas'));
+    }
   }, 60_000);
 
   it('exports the metadata, removes the remote with its dependents only when cascade is confirmed', async () => {

@@ -186,6 +186,8 @@ describe.skipIf(!hasChromium)('the Relationships and Security pages in Chromium'
     await limits.getByLabel('Rate limit per role, counted per').fill('IP');
     await limits.getByRole('button', { name: 'Save the limits' }).click();
     await expect.poll(() => limits.getByRole('alert').innerText()).toContain('Nodes limit for every role: "many" is not a whole number');
+    // The answer to the last action (introspection saved) is not left standing beside the refusal.
+    expect(await page.getByTestId('outcome').count()).toBe(0);
     // The field says it is invalid and points at its problem; the others do not.
     const nodes = limits.getByLabel('Nodes limit for every role');
     expect(await nodes.getAttribute('aria-invalid')).toBe('true');

@@ -8,6 +8,17 @@ import { useConsole } from '../state.js';
 import { Ide } from './ide.js';
 import { requestHeaders, shownHeaders, type HeaderRow, type Identity } from './request-headers.js';
 
+/** `value` once it has not changed for `ms` (the first value at once): what is typed, when typing stops. */
+function useSettled(value: string, ms: number): string {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    if (value === settled) return undefined;
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, settled, ms]);
+  return settled;
+}
+
 /** The session the server derives from the headers, asked again when they change. */
 function useDerivedSession(headers: Record<string, string>): Answer<DerivedSession> | undefined {
   const [answer, setAnswer] = useState<Answer<DerivedSession>>();
@@ -72,18 +83,20 @@ export default function ApiPage() {
   const ids = useId();
   const identity: Identity = mode === 'admin' ? { mode, role } : { mode, token };
   const headers = useMemo(() => requestHeaders(identity, secret, rows), [mode, role, token, secret, rows]); // eslint-disable-line react-hooks/exhaustive-deps
-  const headersKey = JSON.stringify(headers);
+  // GraphiQL reads the schema again with each new fetcher: one per pause in typing, not per key.
+  const headersKey = useSettled(JSON.stringify(headers), 250);
   const fetcher = useMemo(() => {
     const wsProtocol = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const settled = JSON.parse(headersKey) as Record<string, string>;
     return createGraphiQLFetcher({
       url: '/v1/graphql',
       subscriptionUrl: `${wsProtocol}//${window.location.host}/v1/graphql`,
-      headers,
+      headers: settled,
       // graphql-ws: the server reads the token and the admin secret from the headers of `connection_init`.
-      wsConnectionParams: { headers },
+      wsConnectionParams: { headers: settled },
       enableIncrementalDelivery: false,
     });
-  }, [headersKey]); // eslint-disable-line react-hooks/exhaustive-deps
+  }, [headersKey]);
   const session = useDerivedSession(headers);
   const roles = knownRoles(document);
   const update = (index: number, change: Partial<HeaderRow>) => setRows(rows.map((row, i) => (i === index ? { ...row, ...change } : row)));

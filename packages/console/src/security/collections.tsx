@@ -6,7 +6,7 @@ import { useConsole } from '../state.js';
 import { allowlistOf, collectionsOf, parseRoles, type QueryCollection } from './model.js';
 import { Table } from '../components/table.js';
 
-type Report = (outcome: Outcome) => void;
+type Report = (outcome: Outcome | undefined) => void;
 
 const NAME = /^[_A-Za-z][-_0-9A-Za-z]*$/;
 
@@ -45,7 +45,8 @@ function AddQueryForm({ collection, report }: { collection: string; report: Repo
     event.preventDefault();
     const found = queryProblem(name, query);
     setProblem(found);
-    if (found) return;
+    // The page's last answer is about another action: it goes when this one is refused here.
+    if (found) return report(undefined);
     if (await run('add_query_to_collection', { collection_name: collection, query_name: name, query }, `Added the query "${name}" to "${collection}".`, 'Adding the query was refused')) {
       setName('');
       setQuery('');
@@ -159,7 +160,7 @@ export function CollectionsSection({ report }: { report: Report }) {
     event.preventDefault();
     const found = NAME.test(name) ? undefined : `Collection name: "${name}" is not a name (letters, digits, - and _)`;
     setProblem(found);
-    if (found) return;
+    if (found) return report(undefined);
     const args = { name, ...(comment.trim() && { comment: comment.trim() }), definition: { queries: [] } };
     if (await run('create_query_collection', args, `Created the collection "${name}".`, 'Creating the collection was refused')) {
       setName('');
@@ -214,7 +215,7 @@ export function AllowlistSection({ report, enforced }: { report: Report; enforce
     const scope = scopeOf();
     const found = !collection ? 'Collection: choose one' : 'problem' in scope ? scope.problem : undefined;
     setProblem(found);
-    if (found || 'problem' in scope) return;
+    if (found || 'problem' in scope) return report(undefined);
     const exists = entries.some((entry) => entry.collection === collection);
     await run(
       exists ? 'update_scope_of_collection_in_allowlist' : 'add_collection_to_allowlist',

@@ -7,7 +7,7 @@ import { useConsole } from '../state.js';
 import { AllowlistSection, CollectionsSection } from './collections.js';
 import { apiLimitsOf, COUNT_LIMITS, introspectionDisabledFor, limitsFormOf, limitsOfForm, parseRoles, type LimitsForm } from './model.js';
 
-function IntrospectionSection({ report }: { report: (outcome: Outcome) => void }) {
+function IntrospectionSection({ report }: { report: (outcome: Outcome | undefined) => void }) {
   const { document, metadata } = useConsole();
   const current = introspectionDisabledFor(document).join(', ');
   const [roles, setRoles] = useState(current);
@@ -19,7 +19,8 @@ function IntrospectionSection({ report }: { report: (outcome: Outcome) => void }
     event.preventDefault();
     const parsed = parseRoles(roles, 'Roles without introspection');
     setProblem('problem' in parsed ? parsed.problem : undefined);
-    if ('problem' in parsed) return;
+    // The page's last answer is about another action: it goes when this one is refused here.
+    if ('problem' in parsed) return report(undefined);
     setBusy(true);
     const answer = await metadata('set_graphql_schema_introspection_options', { disabled_for_roles: parsed.roles });
     setBusy(false);
@@ -47,7 +48,7 @@ function IntrospectionSection({ report }: { report: (outcome: Outcome) => void }
   );
 }
 
-function LimitsSection({ report, shared }: { report: (outcome: Outcome) => void; shared: boolean | undefined }) {
+function LimitsSection({ report, shared }: { report: (outcome: Outcome | undefined) => void; shared: boolean | undefined }) {
   const { document, metadata } = useConsole();
   const stored = apiLimitsOf(document);
   const [form, setForm] = useState<LimitsForm>(() => limitsFormOf(stored));
@@ -62,7 +63,7 @@ function LimitsSection({ report, shared }: { report: (outcome: Outcome) => void;
     event.preventDefault();
     const parsed = limitsOfForm(form);
     setProblems('problems' in parsed ? parsed.problems : []);
-    if ('problems' in parsed) return;
+    if ('problems' in parsed) return report(undefined);
     setBusy(true);
     const answer = await metadata('set_api_limits', parsed.limits);
     setBusy(false);
