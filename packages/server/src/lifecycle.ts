@@ -30,21 +30,38 @@ export function listen(server: HttpServer, host: string, port: number): Promise<
   });
 }
 
-/** What the server holds that must be released when it stops (registry, store, timers), last first. */
-export class Cleanups {
-  readonly #steps: Array<() => Promise<void> | void> = [];
-  constructor(private readonly logger: Logger) {}
+/** How long one cleanup step may take when the server stops before the next one runs anyway. */
+export const CLEANUP_STEP_TIMEOUT_MS = 5_000;
 
-  add(step: () => Promise<void> | void): void {
-    this.#steps.push(step);
+/**
+ * What the server holds that must be released when it stops (registry, store, timers), last first.
+ * Each step gets {@link CLEANUP_STEP_TIMEOUT_MS}: a dependency that stopped answering (a database
+ * that accepts connections but says nothing) must not hold the stop for a minute.
+ */
+export class Cleanups {
+  readonly #steps: Array<{ name: string; step: () => Promise<void> | void }> = [];
+  constructor(
+    private readonly logger: Logger,
+    private readonly stepTimeoutMs = CLEANUP_STEP_TIMEOUT_MS,
+  ) {}
+
+  add(step: () => Promise<void> | void, name = 'a cleanup step'): void {
+    this.#steps.push({ name, step });
   }
 
   async run(): Promise<void> {
-    for (const step of this.#steps.reverse()) {
+    for (const { name, step } of this.#steps.reverse()) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((done) => {
+        timer = setTimeout(() => done('late'), this.stepTimeoutMs);
+      });
       try {
-        await step();
+        const outcome = await Promise.race([Promise.resolve().then(step), late]);
+        if (outcome === 'late') this.logger.warn(`shutting down: ${name} did not finish within ${this.stepTimeoutMs} ms; going on without it`);
       } catch (error) {
         this.logger.warn('error while shutting down:', error);
+      } finally {
+        clearTimeout(timer);
       }
     }
     this.#steps.length = 0;

@@ -61,9 +61,9 @@ export async function openMetadata(settings: ResolvedSettings, options: Metadata
     enableRemoteSchemaPermissions: settings.enableRemoteSchemaPermissions,
     hooks,
   });
-  cleanups.add(() => registry.dispose());
+  cleanups.add(() => registry.dispose(), 'closing the remote schemas');
   const service = createMetadataService({ registry, store, remoteSchemaPermissions: settings.enableRemoteSchemaPermissions, logger });
-  cleanups.add(() => service.close());
+  cleanups.add(() => service.close(), 'closing the metadata store');
   metrics?.setMetadata({
     inconsistentObjects: () => service.inconsistentObjects().length,
     resourceVersion: () => service.resourceVersion(),

@@ -89,7 +89,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
   const metrics = settings.disableMetrics ? undefined : new ServerMetrics();
   const resolver = createServerSessionResolver(settings, logger, metrics);
   const cleanups = new Cleanups(logger);
-  cleanups.add(() => resolver.dispose());
+  cleanups.add(() => resolver.dispose(), 'stopping the JWKS refresh');
   // One record per request, for every part of the server (request log, metrics, session, lane).
   const records = new RequestRecords();
   // The abort signal of each operation under a time limit, where its remote calls find it.
@@ -114,7 +114,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       logger,
       ...(metrics && { onRejected: (reason) => metrics.countRejectedOperation(reason) }),
     });
-    cleanups.add(() => lockdown.dispose());
+    cleanups.add(() => lockdown.dispose(), 'closing the rate limit store');
     // The console's build, read once (`enableConsole`); a missing build stops the start.
     const consoleFiles = settings.enableConsole ? await loadConsole(settings.consoleRoot) : undefined;
     const parserCaches = boundedParserCaches();

@@ -184,4 +184,25 @@ describe.skipIf(databaseUrl === undefined)('two servers sharing one PostgreSQL d
       await proxy.close();
     }
   });
+
+  it('stops without waiting for a database that has stopped answering', async () => {
+    const target = new URL(ownUrl);
+    const proxy: TcpProxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const warnings: string[] = [];
+    try {
+      const hung = await createServer({
+        port: 0,
+        databaseUrl: proxy.rewrite(ownUrl),
+        logger: { ...quiet, warn: (...parts: unknown[]) => warnings.push(parts.map(String).join(' ')) },
+      });
+      expect(await (await fetch(`${hung.url}/healthz`)).text()).toBe('OK');
+      proxy.hang();
+      // Each step of the stop has 5 s; closing the store would otherwise wait for the database.
+      await hung.close();
+      expect(warnings.some((line) => line.includes('closing the metadata store did not finish within 5000 ms; going on without it'))).toBe(true);
+    } finally {
+      proxy.restore();
+      await proxy.close();
+    }
+  }, 30_000);
 });

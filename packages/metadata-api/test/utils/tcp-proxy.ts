@@ -7,6 +7,11 @@ export interface TcpProxy {
   rewrite(connectionString: string): string;
   /** Like a network failure: every open connection is reset, and new ones are reset at once. */
   cut(): void;
+  /**
+   * Like a server that stopped answering: connections stay open (and new ones are accepted), but
+   * nothing goes through them any more, either way.
+   */
+  hang(): void;
   /** Connections are accepted and forwarded again. */
   restore(): void;
   close(): Promise<void>;
@@ -16,6 +21,7 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let cut = false;
+  let hung = false;
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -26,6 +32,11 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     if (cut) {
       client.on('error', () => undefined);
       client.resetAndDestroy();
+      return;
+    }
+    if (hung) {
+      track(client);
+      client.pause();
       return;
     }
     const upstream = connect(target.port, target.host);
@@ -53,8 +64,16 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       cut = true;
       resetAll();
     },
+    hang() {
+      hung = true;
+      for (const socket of sockets) {
+        socket.unpipe();
+        socket.pause();
+      }
+    },
     restore() {
       cut = false;
+      hung = false;
     },
     async close() {
       resetAll();
