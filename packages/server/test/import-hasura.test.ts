@@ -423,6 +423,19 @@ describe('svc-graphql import-hasura-metadata: what it refuses', () => {
     });
     await expect(importHasuraMetadata(laughs)).rejects.toThrow(/^invalid YAML: .*alias/i);
   });
+
+  it('names the file of a document nested too deeply to print, in one line', async () => {
+    // Relationship arguments are kept as written: nested 20,000 lists deep, they convert, but
+    // cannot be written out again.
+    const deep = `${'['.repeat(20_000)}1${']'.repeat(20_000)}`;
+    const file = join(dir, 'deep-arguments.json');
+    writeFileSync(
+      file,
+      `{"version":3,"remote_schemas":[{"name":"a","definition":{"url":"http://x/g"},"remote_relationships":[{"type_name":"T","relationships":[{"name":"r",` +
+        `"definition":{"to_remote_schema":{"remote_schema":"a","lhs_fields":["id"],"remote_field":{"f":{"arguments":{"x":${deep}}}}}}}]}]}]}`,
+    );
+    expect(await command(file)).toEqual({ code: 1, stdout: '', stderr: `Fatal error: ${file}: nested too deeply\n` });
+  });
 });
 
 describe('convertHasuraMetadata', () => {

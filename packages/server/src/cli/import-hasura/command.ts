@@ -40,8 +40,11 @@ export async function runImportHasuraMetadata(path: string, io: CommandIo = { st
   // the directory the user typed it in.
   const cwd = io.cwd ?? (env['npm_lifecycle_event'] === 'svc-graphql' && env['INIT_CWD'] ? env['INIT_CWD'] : process.cwd());
   let result: ImportResult;
+  let text: string;
   try {
     result = await importHasuraMetadata(path, { cwd });
+    // Written out inside the try: a document nested deep enough exhausts JSON.stringify's stack too.
+    text = JSON.stringify(result.document, null, 2);
   } catch (error) {
     let where = path;
     let message: string;
@@ -57,7 +60,7 @@ export async function runImportHasuraMetadata(path: string, io: CommandIo = { st
     io.stderr.write(`Fatal error: ${where}: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
     return 1;
   }
-  io.stdout.write(`${JSON.stringify(result.document, null, 2)}\n`);
+  io.stdout.write(`${text}\n`);
   for (const line of summaryLines(result)) io.stderr.write(`${line}\n`);
   return 0;
 }
