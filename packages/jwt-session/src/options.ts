@@ -95,20 +95,72 @@ function optionError(option: string, problem: string): TypeError {
   return new TypeError(`jwt-session: "${option}" ${problem}`);
 }
 
+/** The options of the session resolver, in the order the README lists them. */
+export const RESOLVER_OPTION_KEYS = [
+  'jwt',
+  'adminSecret',
+  'unauthorizedRole',
+  'sessionVariablePrefix',
+  'cache',
+  'jwksFetchTimeoutMs',
+  'fetch',
+  'logger',
+  'hooks',
+] as const;
+
+/**
+ * Refuses an options object with a key none of `known` names: a misspelt option (`jwtConfig`,
+ * `adminSecrets`) would otherwise be left out in silence, and the app would run without it.
+ */
+export function refuseUnknownOptions(options: object, known: readonly string[]): void {
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw optionError(key, `is not an option (the options are ${known.map((k) => `"${k}"`).join(', ')})`);
+  }
+}
+
+/**
+ * The value of a security option that must be there when it is named: `{ jwt: process.env.X }`
+ * with X unset would otherwise authenticate every request as admin.
+ */
+function namedButUndefined(options: JwtSessionOptions, key: 'jwt' | 'adminSecret'): boolean {
+  return key in options && options[key] === undefined;
+}
+
+function isLogger(value: unknown): value is Logger {
+  if (typeof value !== 'object' || value === null) return false;
+  const logger = value as Record<string, unknown>;
+  return ['debug', 'info', 'warn', 'error'].every((level) => typeof logger[level] === 'function');
+}
+
 /** Validates the options up front, so misconfiguration fails before the server listens. */
 export function normalizeOptions(options: JwtSessionOptions): NormalizedOptions {
   if (typeof options !== 'object' || options === null) throw optionError('options', 'must be an object');
-  const prefix = (options.sessionVariablePrefix ?? 'x-svc-').toLowerCase();
+  refuseUnknownOptions(options, RESOLVER_OPTION_KEYS);
+  for (const key of ['jwt', 'adminSecret'] as const) {
+    if (namedButUndefined(options, key)) {
+      throw optionError(key, 'is undefined (an environment variable that is not set?): leave the option out to go without it');
+    }
+  }
+  const prefixOption = options.sessionVariablePrefix ?? 'x-svc-';
+  if (typeof prefixOption !== 'string') throw optionError('sessionVariablePrefix', `must be a string, got ${typeof prefixOption}`);
+  const prefix = prefixOption.toLowerCase();
   if (!/^[a-z0-9-]+$/.test(prefix)) {
     throw optionError('sessionVariablePrefix', `must be a header-name prefix like "x-svc-", got ${JSON.stringify(options.sessionVariablePrefix)}`);
   }
   if (options.adminSecret !== undefined && (typeof options.adminSecret !== 'string' || options.adminSecret === '')) {
     throw optionError('adminSecret', 'must be a non-empty string');
   }
-  if (options.unauthorizedRole !== undefined && (typeof options.unauthorizedRole !== 'string' || options.unauthorizedRole === '')) {
-    throw optionError('unauthorizedRole', 'must be a non-empty string');
+  if (options.unauthorizedRole !== undefined) {
+    if (typeof options.unauthorizedRole !== 'string' || options.unauthorizedRole === '') throw optionError('unauthorizedRole', 'must be a non-empty string');
+    if (options.unauthorizedRole.toLowerCase() === 'admin') throw optionError('unauthorizedRole', 'cannot be "admin": requests without credentials would see everything');
+    if (options.adminSecret === undefined && options.jwt === undefined) {
+      throw optionError('unauthorizedRole', 'needs "adminSecret" or "jwt": without either, every request is admin and the role would never apply');
+    }
   }
   let cacheMax = 10_000;
+  if (options.cache !== undefined && options.cache !== false && (typeof options.cache !== 'object' || options.cache === null)) {
+    throw optionError('cache', `must be false or an object like { max: 10000 }, got ${options.cache === null ? 'null' : typeof options.cache}`);
+  }
   if (options.cache === false) cacheMax = 0;
   else if (options.cache?.max !== undefined) {
     if (!Number.isInteger(options.cache.max) || options.cache.max < 0) {
@@ -136,8 +188,14 @@ export function normalizeOptions(options: JwtSessionOptions): NormalizedOptions 
     cacheMax,
     jwksFetchTimeoutMs,
     fetch: fetchFn,
-    logger: options.logger ?? defaultLogger,
+    logger: loggerOption(options.logger),
   };
+}
+
+function loggerOption(logger: unknown): Logger {
+  if (logger === undefined) return defaultLogger;
+  if (!isLogger(logger)) throw optionError('logger', 'must have debug, info, warn and error functions (Yoga\'s logger, pino, console)');
+  return logger;
 }
 
 /** One configuration as always; a list, or the JSON text of one, as one configuration per issuer. */

@@ -1,7 +1,7 @@
 import type { ExecutionResult } from 'graphql';
 import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { JwtVerificationError, SessionError, sessionErrorFromToken } from './errors.js';
-import { defaultLogger, type JwtSessionOptions, type Logger } from './options.js';
+import { defaultLogger, RESOLVER_OPTION_KEYS, refuseUnknownOptions, type JwtSessionOptions, type Logger } from './options.js';
 import type { HeadersInput } from './request-headers.js';
 import { createSessionResolver, type SessionResolver } from './resolver.js';
 import type { Session } from './session.js';
@@ -43,6 +43,15 @@ function headersOf(context: Record<string, unknown>): HeadersInput | undefined {
   }
   return undefined;
 }
+
+/** A resolver or host answered something that is not a session. */
+class NotASessionError extends Error {
+  constructor() {
+    super('Unexpected error.');
+  }
+}
+
+const UNEXPECTED = { errors: [{ message: 'Unexpected error.', extensions: { code: 'unexpected', path: '$' } }] };
 
 /** Options of {@link useJwtSession} beyond those of the session resolver. */
 export interface JwtSessionPluginOptions {
@@ -91,8 +100,14 @@ export interface JwtSessionPlugin extends Plugin<{ session: Session }> {
 export function useJwtSession(
   options: (JwtSessionOptions | { resolver: SessionResolver }) & JwtSessionPluginOptions,
 ): JwtSessionPlugin {
-  const { resolvedSession, ...resolverOptions } = options;
-  const shared = 'resolver' in resolverOptions;
+  if (typeof options !== 'object' || options === null) throw new TypeError('jwt-session: "options" must be an object');
+  refuseUnknownOptions(options, [...RESOLVER_OPTION_KEYS, 'resolver', 'resolvedSession']);
+  // Options are read by name, whatever object holds them (a class with getters, a prototype, a
+  // Proxy): a copy by spreading would keep only own enumerable keys and could lose `jwt`.
+  const { resolvedSession } = options;
+  if (resolvedSession !== undefined && typeof resolvedSession !== 'function') throw new TypeError('jwt-session: "resolvedSession" must be a function');
+  const given = (options as { resolver?: unknown }).resolver;
+  const shared = given !== undefined || 'resolver' in options;
   // Without a logger of its own, the plugin reports through Yoga's logger once Yoga is up.
   let logTo: Logger = defaultLogger;
   const logger: Logger = {
@@ -101,9 +116,27 @@ export function useJwtSession(
     warn: (...args) => logTo.warn(...args),
     error: (...args) => logTo.error(...args),
   };
-  const resolver = shared
-    ? resolverOptions.resolver
-    : createSessionResolver(resolverOptions.logger === undefined ? { ...resolverOptions, logger } : resolverOptions);
+  let resolver: SessionResolver;
+  if (shared) {
+    if (typeof (given as SessionResolver | undefined)?.resolve !== 'function') throw new TypeError('jwt-session: "resolver" must be a resolver made by createSessionResolver');
+    const alongside = RESOLVER_OPTION_KEYS.filter((key) => key in options);
+    if (alongside.length > 0) throw new TypeError(`jwt-session: "resolver" is given with ${alongside.map((key) => `"${key}"`).join(', ')}: give the resolver its options instead`);
+    resolver = given as SessionResolver;
+  } else {
+    const resolverOptions: Record<string, unknown> = {};
+    for (const key of RESOLVER_OPTION_KEYS) if (key in options) resolverOptions[key] = (options as Record<string, unknown>)[key];
+    resolverOptions['logger'] ??= logger;
+    resolver = createSessionResolver(resolverOptions as JwtSessionOptions);
+  }
+  /**
+   * A session from the resolver or the host, checked: anything else fails the request with an
+   * unexpected error (never an open door), said in the log and not to the client.
+   */
+  const checked = (session: unknown): Session => {
+    if (isSession(session)) return session;
+    logger.error('jwt-session: the resolver gave something that is not a session ({ role, variables, isAdmin }); the request is refused');
+    throw new NotASessionError();
+  };
   /** The sessions this plugin resolved (or was handed), by HTTP request. */
   const sessions = new WeakMap<Request, Session>();
   let isGraphQLRequest: (url: URL) => boolean = () => true;
@@ -126,14 +159,17 @@ export function useJwtSession(
     async onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
       if (request.method === 'OPTIONS' || !isGraphQLRequest(url)) return;
       const outcome = resolvedSession?.(request, serverContext);
-      if (outcome !== undefined) {
-        if (outcome instanceof SessionError) endResponse(sessionErrorResponse(outcome, fetchAPI.Response));
-        else sessions.set(request, outcome);
-        return;
-      }
       try {
-        sessions.set(request, await resolver.resolve(request.headers));
+        if (outcome instanceof SessionError) {
+          endResponse(sessionErrorResponse(outcome, fetchAPI.Response));
+          return;
+        }
+        sessions.set(request, checked(outcome ?? (await resolver.resolve(request.headers))));
       } catch (error) {
+        if (error instanceof NotASessionError) {
+          endResponse(new fetchAPI.Response(JSON.stringify(UNEXPECTED), { status: 500, headers: { 'Content-Type': 'application/json' } }));
+          return;
+        }
         if (!(error instanceof SessionError)) throw error;
         endResponse(sessionErrorResponse(error, fetchAPI.Response));
       }
@@ -148,8 +184,9 @@ export function useJwtSession(
       }
       if (isSession(ctx['session'])) return;
       return resolver.resolve(headersOf(ctx) ?? {}).then(
-        (session) => extendContext({ session }),
+        (session) => extendContext({ session: checked(session) }),
         (error: unknown) => {
+          if (error instanceof NotASessionError) throw createGraphQLError('Unexpected error.', { extensions: { code: 'unexpected', path: '$' } });
           if (!(error instanceof SessionError)) throw error;
           throw createGraphQLError(error.message, {
             extensions: { code: error.code, path: '$', http: { status: error.status, headers: error.headers } },

@@ -237,6 +237,50 @@ describe('the plugin', () => {
     expect(() => useJwtSession({ sessionVariablePrefix: 'x svc' })).toThrowError(/"sessionVariablePrefix" must be a header-name prefix/);
   });
 
+  it('fails closed on whatever options object an app hands it', async () => {
+    // A misspelt option, an option named but unset (an environment variable missing), options
+    // that are not an object: refused when the plugin is made, never an app open to everyone.
+    expect(() => useJwtSession({ jwtConfig: jwt } as never)).toThrowError(/"jwtConfig" is not an option/);
+    expect(() => createSessionResolver({ adminSecrets: ADMIN } as never)).toThrowError(/"adminSecrets" is not an option/);
+    expect(() => useJwtSession({ jwt: process.env['JWT_SESSION_TEST_UNSET'] } as never)).toThrowError(/"jwt" is undefined \(an environment variable that is not set\?\)/);
+    expect(() => useJwtSession({ jwt, adminSecret: process.env['JWT_SESSION_TEST_UNSET'] } as never)).toThrowError(/"adminSecret" is undefined/);
+    expect(() => useJwtSession('{"type":"HS256"}' as never)).toThrowError('jwt-session: "options" must be an object');
+    expect(() => useJwtSession({ unauthorizedRole: 'anonymous' })).toThrowError(/"unauthorizedRole" needs "adminSecret" or "jwt"/);
+    expect(() => useJwtSession({ adminSecret: ADMIN, unauthorizedRole: 'Admin' })).toThrowError(/"unauthorizedRole" cannot be "admin"/);
+    expect(() => useJwtSession({ adminSecret: ADMIN, logger: {} as never })).toThrowError(/"logger" must have debug, info, warn and error functions/);
+    expect(() => useJwtSession({ adminSecret: ADMIN, cache: 'yes' as never })).toThrowError(/"cache" must be false or an object/);
+    expect(() => useJwtSession({ sessionVariablePrefix: 5 as never })).toThrowError('jwt-session: "sessionVariablePrefix" must be a string, got number');
+    expect(() => useJwtSession({ resolver: {} as never })).toThrowError(/"resolver" must be a resolver made by createSessionResolver/);
+    expect(() => useJwtSession({ resolver: createSessionResolver({ adminSecret: ADMIN }), jwt } as never)).toThrowError(/"resolver" is given with "jwt"/);
+
+    // Options held by a class (getters), a prototype or a Proxy are read as written.
+    class Settings {
+      get jwt() {
+        return jwt;
+      }
+    }
+    const schema = createSchema<{ session: Session }>({
+      typeDefs: 'type Query { role: String }',
+      resolvers: { Query: { role: (_: unknown, __: unknown, context: { session: Session }) => context.session.role } },
+    });
+    const ask = (plugin: ReturnType<typeof useJwtSession>) =>
+      createYoga({ schema, logging: false, plugins: [plugin] }).fetch('http://localhost/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ role }' }),
+      });
+    const proxy = new Proxy({}, { get: (_, key) => (key === 'jwt' ? jwt : undefined), has: (_, key) => key === 'jwt' });
+    for (const options of [new Settings(), Object.create({ jwt }) as object, proxy]) {
+      const answer = await ask(useJwtSession(options as never));
+      expect({ status: answer.status, body: await answer.json() }).toEqual({ status: 401, body: MISSING });
+    }
+
+    // A resolver that answers something that is not a session fails the request.
+    const junk = await ask(useJwtSession({ resolver: { resolve: async () => ({ role: 'admin' }), dispose() {} } as never }));
+    expect(junk.status).toBe(500);
+    expect(await junk.text()).not.toContain('admin');
+  });
+
   it('uses another sessionVariablePrefix for claims, headers and messages', async () => {
     const server = await app({ adminSecret: ADMIN, jwt: { ...jwt, claims_namespace: 'https://hasura.io/jwt/claims' }, sessionVariablePrefix: 'X-Hasura-' });
     const token = await sign(

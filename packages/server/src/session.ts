@@ -19,7 +19,8 @@ export function createServerSessionResolver(settings: ResolvedSettings, logger: 
     return createSessionResolver({
       ...(jwt !== undefined && { jwt }),
       ...(settings.adminSecret !== undefined && { adminSecret: settings.adminSecret }),
-      ...(settings.unauthorizedRole !== undefined && { unauthorizedRole: settings.unauthorizedRole }),
+      // Without an admin secret every request is admin: the unauthorized role would never apply.
+      ...(settings.unauthorizedRole !== undefined && settings.adminSecret !== undefined && { unauthorizedRole: settings.unauthorizedRole }),
       ...(metrics && {
         hooks: {
           onJwtVerification: (result: string) => metrics.countJwtVerification(result),
@@ -29,7 +30,8 @@ export function createServerSessionResolver(settings: ResolvedSettings, logger: 
       logger,
     });
   } catch (error) {
-    throw new ServerOptionError(settings.jwtSecrets === undefined ? 'jwtSecret' : 'jwtSecrets', 'ERR_INVALID_OPTION', errorMessage(error), { cause: error });
+    const option = errorMessage(error).startsWith('jwt-session: "unauthorizedRole"') ? 'unauthorizedRole' : settings.jwtSecrets === undefined ? 'jwtSecret' : 'jwtSecrets';
+    throw new ServerOptionError(option, 'ERR_INVALID_OPTION', errorMessage(error), { cause: error });
   }
 }
 
