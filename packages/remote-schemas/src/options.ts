@@ -142,8 +142,8 @@ export interface RemoteSchemaRegistryOptions {
   /**
    * Serve each role only what its permission on a remote grants (`RemoteSchemaEntry.permissions`).
    * On: `plan()` checks every permission of every loaded remote against the remote's own schema
-   * and reports those that do not fit; `schemaFor(session)` answers admin (and a request without
-   * a session) the live schema, and any other role its own schema, with nothing of a remote where
+   * and reports those that do not fit; `schemaFor(session)` answers admin the live schema, a
+   * request without a session the local schema alone, and any other role its own schema, with nothing of a remote where
    * it has no consistent permission; preset arguments and input fields are filled in from the
    * permission (and the session) on the way to the remote. Off: permissions are ignored and every
    * role sees the live schema.
@@ -193,17 +193,50 @@ function property(value: unknown, key: string): unknown {
 }
 
 function defaultGetSession(context: unknown): ForwardedSession | undefined {
-  const session = property(context, 'session');
+  return sessionShape(property(context, 'session'));
+}
+
+/**
+ * What an app's session object is to the registry: a string `role`, `variables` an object (none:
+ * `{}`), admin only when `isAdmin` is `true` itself (`"true"` or `1` is not admin); anything
+ * without a string role is no session.
+ */
+function sessionShape(session: unknown): ForwardedSession | undefined {
   if (!session || typeof session !== 'object') return undefined;
   const role = property(session, 'role');
   if (typeof role !== 'string') return undefined;
   const variables = property(session, 'variables');
-  return {
-    role,
-    variables: variables && typeof variables === 'object' ? (variables as Record<string, string>) : {},
-    isAdmin: property(session, 'isAdmin') === true,
-  };
+  const isAdmin = property(session, 'isAdmin') === true;
+  // Most sessions are already so: taken as they are, without a copy per call.
+  if (variables && typeof variables === 'object' && property(session, 'isAdmin') === isAdmin) return session as ForwardedSession;
+  return { role, variables: variables && typeof variables === 'object' ? (variables as Record<string, string>) : {}, isAdmin };
 }
+
+/** An app's `getSession`, its answers taken as {@link sessionShape} reads them. */
+function checkedGetSession(getSession: (context: unknown) => unknown): (context: unknown) => ForwardedSession | undefined {
+  return (context) => sessionShape(getSession(context));
+}
+
+/** The options {@link createRemoteSchemaRegistry} takes. */
+const OPTION_KEYS = [
+  'localSchema',
+  'logger',
+  'fetch',
+  'retry',
+  'sessionVariablePrefix',
+  'getSession',
+  'getClientHeaders',
+  'getRequestId',
+  'getSignal',
+  'adminSecretHeader',
+  'maxResponseBytes',
+  'maxSocketsPerRemote',
+  'maxSubscriptionsPerRemote',
+  'maxSubscriptionConnectionsPerRemote',
+  'enableRemoteSchemaPermissions',
+  'maxRoleSchemas',
+  'hooks',
+];
 
 function defaultGetClientHeaders(context: unknown): ClientHeaders | undefined {
   const headers = property(property(context, 'request'), 'headers');
@@ -237,6 +270,19 @@ function positiveInteger(name: string, value: unknown, fallback: number): number
 
 /** Fills in defaults; a bad option throws a `TypeError` naming it. */
 export function normalizeOptions(options: RemoteSchemaRegistryOptions = {}): NormalizedOptions {
+  if (typeof options !== 'object' || options === null) throw new TypeError('createRemoteSchemaRegistry: expected the options to be an object');
+  // A misspelt option (`enableRemoteSchemaPermission`) would otherwise be left out in silence.
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.includes(key)) throw new TypeError(`createRemoteSchemaRegistry: "${key}" is not an option`);
+  }
+  for (const name of ['getSession', 'getClientHeaders'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') {
+      throw new TypeError(`createRemoteSchemaRegistry: expected "${name}" to be a function, but got ${typeof options[name]}`);
+    }
+  }
+  if (options.logger !== undefined && !['debug', 'info', 'warn', 'error'].every((level) => typeof property(options.logger, level) === 'function')) {
+    throw new TypeError('createRemoteSchemaRegistry: expected "logger" to have debug, info, warn and error functions');
+  }
   const fetchFn = options.fetch;
   if (fetchFn !== undefined && typeof fetchFn !== 'function') {
     throw new TypeError(`createRemoteSchemaRegistry: expected "fetch" to be a function, but got ${typeof fetchFn}`);
@@ -267,7 +313,7 @@ export function normalizeOptions(options: RemoteSchemaRegistryOptions = {}): Nor
     fetch: fetchFn,
     retry,
     sessionVariablePrefix: prefix,
-    getSession: options.getSession ?? defaultGetSession,
+    getSession: options.getSession === undefined ? defaultGetSession : checkedGetSession(options.getSession),
     getClientHeaders: options.getClientHeaders ?? defaultGetClientHeaders,
     getRequestId: options.getRequestId ?? defaultGetRequestId,
     getSignal: options.getSignal ?? noSignal,

@@ -136,12 +136,15 @@ class Registry {
 
   schemaFor(session: SchemaSession): GraphQLSchema {
     const live = this.#live;
-    if (!this.#options.enableRemoteSchemaPermissions || !session || session.isAdmin === true) return live.schema;
+    if (!this.#options.enableRemoteSchemaPermissions || session?.isAdmin === true) return live.schema;
+    // No session (an app whose session lookup missed) is no role: it sees what a role without any
+    // permission sees, the local schema alone. Role names are never empty.
+    const role = typeof session?.role === 'string' ? session.role : '';
     live.roles ??= new LRUCache({ max: this.#options.maxRoleSchemas });
-    let schema = live.roles.get(session.role);
+    let schema = live.roles.get(role);
     if (!schema) {
-      schema = this.#buildRoleSchema(live, session.role);
-      live.roles.set(session.role, schema);
+      schema = this.#buildRoleSchema(live, role);
+      live.roles.set(role, schema);
     }
     return schema;
   }

@@ -50,7 +50,7 @@ describe('locations of a remote\'s errors', () => {
   it('are the client\'s when its own text is sent, whatever its line breaks', async () => {
     for (const query of ['{hello\r\nboom}', '{hello\rboom}', '{hello\nboom}']) {
       remote.received.length = 0;
-      const response = await gateway.post({ query });
+      const response = await gateway.post({ query }, { 'x-test-session': JSON.stringify({ role: 'admin', isAdmin: true }) });
       expect(response.body, JSON.stringify(query)).toEqual({ data: { hello: 'Hello, world!', boom: null }, errors: [boom(2, 1, ['boom'])] });
       // Sent as the client wrote it.
       expect((remote.received[0]!.body as { query: string }).query).toBe(query);

@@ -108,3 +108,29 @@ describe('the default getSession', () => {
     expect(session({ role: 'user', variables: {}, isAdmin: 'true' })).toEqual({ role: 'user', variables: {}, isAdmin: false });
   });
 });
+
+describe('options an embedding app hands over', () => {
+  it('are refused when misspelt, of the wrong kind or not an object, so that permissions are never left off by mistake', () => {
+    expect(() => createRemoteSchemaRegistry({ enableRemoteSchemaPermission: true } as never)).toThrow(
+      new TypeError('createRemoteSchemaRegistry: "enableRemoteSchemaPermission" is not an option'),
+    );
+    expect(() => createRemoteSchemaRegistry('abc' as never)).toThrow(new TypeError('createRemoteSchemaRegistry: expected the options to be an object'));
+    expect(() => createRemoteSchemaRegistry({ enableRemoteSchemaPermissions: true, getSession: 5 as never })).toThrow(
+      new TypeError('createRemoteSchemaRegistry: expected "getSession" to be a function, but got number'),
+    );
+    expect(() => createRemoteSchemaRegistry({ logger: {} as never })).toThrow(
+      new TypeError('createRemoteSchemaRegistry: expected "logger" to have debug, info, warn and error functions'),
+    );
+  });
+
+  it('read an app getSession answer as a session only when it has a string role; admin only when isAdmin is true', () => {
+    const read = (value: unknown) => normalizeOptions({ getSession: () => value as never }).getSession({});
+    expect(read({ role: 'user' })).toEqual({ role: 'user', variables: {}, isAdmin: false });
+    expect(read({ role: 'user', variables: { 'x-svc-user-id': '1' }, isAdmin: 'true' })).toEqual({ role: 'user', variables: { 'x-svc-user-id': '1' }, isAdmin: false });
+    expect(read({ role: 'admin', variables: {}, isAdmin: 1 })).toEqual({ role: 'admin', variables: {}, isAdmin: false });
+    expect(read({ role: 5, isAdmin: true })).toBeUndefined();
+    expect(read(null)).toBeUndefined();
+    const same = { role: 'user', variables: {}, isAdmin: false };
+    expect(read(same)).toBe(same);
+  });
+});
