@@ -66,7 +66,8 @@ export function useMetadataApi(options: MetadataApiOptions): Plugin {
       if (known === undefined) throw error;
       return json(known.status, { error: known.message, path: '$', code: known.code }, known.headers);
     }
-    if (!identity.isAdmin) {
+    // Only `isAdmin: true` itself is admin: an app's `"false"`, `1` or a missing identity is not.
+    if ((identity as { isAdmin?: unknown } | null | undefined)?.isAdmin !== true) {
       return json(403, { error: 'restricted access : admin only', path: '$', code: 'access-denied' });
     }
     try {

@@ -74,6 +74,13 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
   }
   const logger = options.logger ?? consoleLogger;
   const remoteSchemaPermissions = options.remoteSchemaPermissions ?? false;
+  // Permissions accepted here but not enforced by the registry (or the other way) would be saved
+  // and never applied: every role would see every remote.
+  if (remoteSchemaPermissions !== (registry.permissions !== null)) {
+    throw new TypeError(
+      `createMetadataService: "remoteSchemaPermissions" is ${String(remoteSchemaPermissions)} but the registry's enableRemoteSchemaPermissions is ${String(registry.permissions !== null)}: they must agree`,
+    );
+  }
   const conflictRetryTimeoutMs = options.conflictRetryTimeoutMs ?? DEFAULT_CONFLICT_RETRY_TIMEOUT_MS;
   if (!Number.isSafeInteger(conflictRetryTimeoutMs) || conflictRetryTimeoutMs <= 0) {
     throw new TypeError(

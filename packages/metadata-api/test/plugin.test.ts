@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFileMetadataStore, useMetadataApi } from '../src/index.js';
+import { createFileMetadataStore, createMetadataService, useMetadataApi } from '../src/index.js';
 import { createFakeRegistry } from './utils/fake-registry.js';
 import { A, startFixture, type Fixture } from './utils/fixture.js';
 import { silentLogger, startMetadataServer, temporaryDirectory } from './utils/metadata-server.js';
@@ -246,6 +246,35 @@ describe('useMetadataApi options', () => {
     expect(() =>
       useMetadataApi({ path: 'v1/metadata', registry: createFakeRegistry(), store: createFileMetadataStore({ path: '/tmp/x.json' }), authenticate: async () => ({ role: 'admin', isAdmin: true }) }),
     ).toThrow('useMetadataApi: "path" must start with "/", but got "v1/metadata"');
+  });
+
+  it('refuses remote schema permissions the registry would not enforce, and the other way', () => {
+    const store = createFileMetadataStore({ path: '/tmp/x.json' });
+    expect(() => createMetadataService({ registry: createFakeRegistry(), store, remoteSchemaPermissions: true })).toThrow(
+      'createMetadataService: "remoteSchemaPermissions" is true but the registry\'s enableRemoteSchemaPermissions is false: they must agree',
+    );
+    expect(() => createMetadataService({ registry: createFakeRegistry({}, { permissions: true }), store })).toThrow(/"remoteSchemaPermissions" is false but/);
+  });
+
+  it('takes only isAdmin: true itself as admin, whatever an app\'s authenticate answers', async () => {
+    const directory = await temporaryDirectory();
+    for (const identity of [{ role: 'user', isAdmin: 'false' }, { role: 'admin', isAdmin: 'true' }, { role: 'admin', isAdmin: 1 }, undefined, null]) {
+      const server = await startMetadataServer({
+        registry: createFakeRegistry(),
+        store: createFileMetadataStore({ path: `${directory.path}/m.json` }),
+        logger: silentLogger,
+        authenticate: async () => identity as never,
+      });
+      try {
+        expect(await server.post({ type: 'export_metadata', args: {} }), JSON.stringify(identity)).toMatchObject({
+          status: 403,
+          body: { error: 'restricted access : admin only', path: '$', code: 'access-denied' },
+        });
+      } finally {
+        await server.close();
+      }
+    }
+    await directory.remove();
   });
 
   it('refuses a maxBodyBytes that is not a positive integer', () => {

@@ -127,7 +127,7 @@ describe('persistence across restarts', () => {
     const permissions = [{ role: 'user', definition: { schema: 'type Query { a: String }' } }];
     const restart = async (remoteSchemaPermissions: boolean) => {
       await fixture.server.post({ type: 'replace_metadata', args: { version: 3, remote_schemas: [{ name: 'a', definition: { url: A }, permissions }] } });
-      const registry = createFakeRegistry(REMOTES);
+      const registry = createFakeRegistry(REMOTES, { permissions: remoteSchemaPermissions });
       registry.permissionProblems.set('a/user', 'validation for the given role-based schema failed because field "a" is not what it was');
       const warnings: unknown[][] = [];
       const logger = { ...silentLogger, warn: (...args: unknown[]) => warnings.push(args) };

@@ -16,8 +16,11 @@ interface FakePlan {
 export interface FakeRegistry {
   readonly schema: GraphQLSchema;
   schemaFor(session: { role: string; isAdmin?: boolean } | undefined): GraphQLSchema;
-  /** Permissions are never enforced: every session is served the live schema. */
-  readonly permissions: null;
+  /**
+   * Whether permissions are on (as the metadata service checks: they must agree); they are never
+   * enforced here: every session is served the live schema.
+   */
+  readonly permissions: { getSession(context: unknown): undefined } | null;
   readonly logger: RemoteSchemaRegistry['logger'];
   /** SDL served at each URL; delete a key to take that remote down. */
   readonly remotes: Map<string, string>;
@@ -42,7 +45,7 @@ export interface FakeRegistry {
 
 const EMPTY_SDL = 'type Query { no_queries_available: String }';
 
-export function createFakeRegistry(remotes: Record<string, string> = {}): FakeRegistry {
+export function createFakeRegistry(remotes: Record<string, string> = {}, options: { permissions?: boolean } = {}): FakeRegistry {
   const listeners = new Set<(schema: GraphQLSchema) => void>();
   let live: FakePlan = { schema: buildSchema(EMPTY_SDL), problems: [], entries: [] };
   const registry: FakeRegistry = {
@@ -52,7 +55,7 @@ export function createFakeRegistry(remotes: Record<string, string> = {}): FakeRe
     schemaFor() {
       return live.schema;
     },
-    permissions: null,
+    permissions: options.permissions === true ? { getSession: () => undefined } : null,
     logger: { debug() {}, info() {}, warn() {}, error() {} },
     remotes: new Map(Object.entries(remotes)),
     commits: 0,

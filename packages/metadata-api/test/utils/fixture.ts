@@ -28,7 +28,7 @@ export interface Fixture {
 export async function startFixture(options: { remoteSchemaPermissions?: boolean; maxBodyBytes?: number } = {}): Promise<Fixture> {
   const directory = await temporaryDirectory();
   const file = `${directory.path}/metadata.json`;
-  const registry = createFakeRegistry(REMOTES);
+  const registry = createFakeRegistry(REMOTES, { permissions: options.remoteSchemaPermissions === true });
   const store = createFileMetadataStore({ path: file });
   const service = createMetadataService({
     registry,
