@@ -382,15 +382,16 @@ class Registry {
     for (const [name, remote] of previous.loaded) {
       const next = state.loaded.get(name);
       if (next?.client === remote.client) continue;
-      // A removed remote's subscriptions end now; a replaced remote's keep running on the old
-      // client, which closes its sockets when the last of them leaves and then leaves `#clients`
-      // (`#hooks.onIdle`).
-      if (!names.has(name)) {
-        this.#clients.delete(remote.client);
-        void remote.client.dispose(true);
-      } else if (remote.client.subscriptions.size === 0) {
-        this.#clients.delete(remote.client);
-      }
+      // A replaced remote's subscriptions keep running on the old client, which closes its sockets
+      // when the last of them leaves and then leaves `#clients` (`#hooks.onIdle`).
+      if (names.has(name) && remote.client.subscriptions.size === 0) this.#clients.delete(remote.client);
+    }
+    // A removed remote's subscriptions end now: on its last client and on every older one still
+    // serving subscriptions opened before an update.
+    for (const client of [...this.#clients]) {
+      if (names.has(client.name)) continue;
+      this.#clients.delete(client);
+      void client.dispose(true);
     }
     for (const listener of this.#listeners) {
       try {

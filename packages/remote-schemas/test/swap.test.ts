@@ -122,4 +122,34 @@ describe('open subscriptions', () => {
     for (let i = 0; i < 100 && sample.openSockets() > 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(sample.openSockets()).toBe(0);
   });
+
+  it('end when their remote is removed, also those opened before an update moved it to another URL', async () => {
+    const moved = await startSampleRemote({ name: 'sample' });
+    try {
+      registry.commit(await registry.plan([sampleEntry]));
+      const client = gateway.wsClient();
+      const iterator = client.iterate({ query: 'subscription { countdown(from: 1000, intervalMs: 20) }' });
+      expect(await iterator.next()).toEqual({ done: false, value: { data: { countdown: 1000 } } });
+      // Updated: the open subscription stays on the old URL, as documented.
+      registry.commit(await registry.plan([{ name: 'sample', definition: { url: moved.url } }]));
+      expect((await iterator.next()).done).toBe(false);
+      expect(sample.openSockets()).toBe(1);
+      registry.commit(await registry.plan([otherEntry]));
+      const rest: unknown[] = [];
+      let step = await iterator.next();
+      for (let i = 0; i < 10 && !step.done; i++) {
+        rest.push(step.value);
+        step = await iterator.next();
+      }
+      expect(step.done).toBe(true);
+      expect(rest.at(-1)).toEqual({
+        errors: [{ message: 'remote schema "sample" was removed', extensions: { code: 'remote-schema-error', path: '$' } }],
+      });
+      for (let i = 0; i < 100 && sample.openSockets() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(sample.openSockets()).toBe(0);
+    } finally {
+      await moved.close();
+      registry.commit(await registry.plan([sampleEntry]));
+    }
+  });
 });
