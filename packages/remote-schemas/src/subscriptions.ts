@@ -363,8 +363,10 @@ export class SubscriptionPool {
   /** The shared upstream subscription of `payload` with `headers`, started when it is the first. */
   #upstream(payload: SubscribePayload, headers: Record<string, string>): Upstream {
     const connectionKey = headersKey(headers);
+    // No variables and `{}` ask the same: one upstream subscription for both.
+    const variables = payload.variables && Object.keys(payload.variables).length > 0 ? payload.variables : null;
     const key = createHash('sha256')
-      .update(JSON.stringify([connectionKey, payload.query, payload.variables ?? null, payload.operationName ?? null]))
+      .update(JSON.stringify([connectionKey, payload.query, variables, payload.operationName ?? null]))
       .digest('base64');
     const existing = this.#upstreams.get(key);
     if (existing) return existing;
@@ -373,7 +375,7 @@ export class SubscriptionPool {
     const upstream = new Upstream(key, connection, this.#side);
     this.#upstreams.set(key, upstream);
     upstream.id = connection.client.subscribe(
-      { query: payload.query, variables: payload.variables ?? null, operationName: payload.operationName ?? null },
+      { query: payload.query, variables, operationName: payload.operationName ?? null },
       upstream,
     );
     return upstream;

@@ -382,6 +382,21 @@ describe('identical subscriptions', () => {
     await other.return?.();
     expect(await waitFor(() => sample.openSockets() === 0)).toBe(true);
   });
+
+  it('are the same with no variables and with {}: one upstream subscription', async () => {
+    const pool = samplePool();
+    const subscribed = sample.subscribed.length;
+    const headers = { 'x-svc-role': 'user' };
+    const query = 'subscription { countdown(from: 1000, intervalMs: 50) }';
+    const bare = pool.subscribe({ query }, headers, false);
+    const empty = pool.subscribe({ query, variables: {} }, headers, false);
+    expect((await bare.next()).done).toBe(false);
+    expect((await empty.next()).done).toBe(false);
+    expect(pool.upstreams).toBe(1);
+    expect(sample.subscribed.length).toBe(subscribed + 1);
+    await bare.return?.();
+    await empty.return?.();
+  });
 });
 
 /** A subscription pool of the sample remote on its own, disposed after the test. */
