@@ -223,6 +223,25 @@ describe('an error before execution', () => {
     }
   });
 
+  it('is an error of its fields, status 200, when another remote of the operation answered', async () => {
+    for (const role of [{}, { 'x-svc-role': 'user' }]) {
+      for (const accept of [JSON_TYPE, GRAPHQL_RESPONSE]) {
+        const response = await fetch(`${server.url}/v1/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept, 'x-svc-admin-secret': ADMIN_SECRET, ...role },
+          body: JSON.stringify({ query: '{ refused remoteName }' }),
+        });
+        expect({ status: response.status, body: await response.json() }, `${JSON.stringify(role)} ${accept}`).toEqual({
+          status: 200,
+          body: {
+            data: { refused: null, remoteName: 'sample' },
+            errors: [{ message: 'remote refused', path: ['refused'], extensions: { code: 'NOPE', x: [1, 2] } }],
+          },
+        });
+      }
+    }
+  });
+
   it('refuses a variable value JSON cannot write (1e400 is read as Infinity) instead of sending null', async () => {
     for (const [accept, status] of [[JSON_TYPE, 200], [GRAPHQL_RESPONSE, 400]] as const) {
       const response = await fetch(`${server.url}/v1/graphql`, {

@@ -108,7 +108,10 @@ export function assemble(plan: Plan, results: readonly ExecutionResult[], variab
     }
     answers.push(data);
     for (const error of result.errors ?? []) {
-      if (data === null && !call.local && !isRequestError(error) && !error.path?.length) (failures[index] ??= []).push(error);
+      // A remote that refused its part while others answered theirs: its refusal is an error of
+      // its fields (the copies at their paths leave the refusal's HTTP status behind, since the
+      // response has data).
+      if (data === null && !call.local && !error.path?.length) (failures[index] ??= []).push(error);
       else errors.push(relocate(error, call, shared));
     }
   });
