@@ -25,7 +25,7 @@ import { useServiceRoutes } from './http/routes.js';
 import { useConfigRoute } from './http/config-route.js';
 import { useSessionRoute } from './http/session-route.js';
 import { guardedRoute } from './http/guarded-route.js';
-import { useHasuraErrorCodes, useThrownValidationErrors } from './http/validation-errors.js';
+import { useHasuraErrorCodes, useKnownOperationTypes, useThrownValidationErrors } from './http/validation-errors.js';
 import { Cleanups, listen, shutDown } from './lifecycle.js';
 import { createLockdown } from './lockdown/enforce.js';
 import { useLockdown, useTimeLimit } from './lockdown/plugin.js';
@@ -166,6 +166,7 @@ export async function createServer(options: ServerOptions = {}): Promise<SvcGrap
       useOperationLimits({ parse: limitedParse }),
       //    graphql-js 16 throws from validation for a few documents instead of reporting: reported.
       useThrownValidationErrors(),
+      useKnownOperationTypes(),
       useHasuraErrorCodes(),
       // 8. Marks an admin's errors as they leave execution, before Yoga's masking (which runs after).
       masking.plugin,

@@ -239,6 +239,8 @@ describe('docs/reference/errors.md', () => {
         [await post('{"query":"{ no_queries_available "}'), 200, 'parse-failed', 'Syntax Error: Expected Name, found <EOF>.'],
         [await post('{"query":"{ nope }"}'), 200, 'validation-failed', 'Cannot query field "nope" on type "Query".'],
         [await post('{"query":"{ nope }"}', 'application/graphql-response+json'), 400, 'validation-failed', 'Cannot query field "nope" on type "Query".'],
+        [await post('{"query":"mutation { x }"}'), 200, 'validation-failed', 'Schema is not configured to execute mutation operation.'],
+        [await post('{"query":"subscription { x }"}', 'application/graphql-response+json'), 400, 'validation-failed', 'Schema is not configured to execute subscription operation.'],
         [await post('{}'), 200, 'BAD_REQUEST', 'Must provide query string.'],
         [await post('{}', 'application/graphql-response+json'), 400, 'BAD_REQUEST', 'Must provide query string.'],
         [await post('{"query":'), 400, 'BAD_REQUEST', 'POST body sent invalid JSON.'],

@@ -1,5 +1,27 @@
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+
+/**
+ * An operation whose type the schema has no root for (a mutation, or a subscription, of a role
+ * whose schema has none): a validation error, as graphql-js 17 makes it, rather than graphql-js
+ * 16's execution error with `data: null` and no code.
+ */
+const knownOperationTypes: ValidationRule = (context) => ({
+  OperationDefinition(node) {
+    if (context.getSchema().getRootType(node.operation) == null) {
+      context.reportError(new GraphQLError(`Schema is not configured to execute ${node.operation} operation.`, { nodes: node }));
+    }
+  },
+});
+
+/** Adds {@link knownOperationTypes} to the validation of every operation. */
+export function useKnownOperationTypes(): Plugin {
+  return {
+    onValidate({ addValidationRule }) {
+      addValidationRule(knownOperationTypes);
+    },
+  };
+}
 
 /**
  * graphql-js 16 throws from a validation rule or two instead of reporting (a subscription's root
