@@ -45,6 +45,12 @@ export interface SubscriptionPoolOptions {
   maxSubscriptions: number;
   /** Events waiting for one subscriber at most; past it, that subscriber's subscription ends. @default 1024 */
   maxQueuedEvents?: number;
+  /**
+   * What waits for one subscriber at most, as the length of the messages that brought the events;
+   * past it, that subscriber's subscription ends (a client of an event stream that stops reading
+   * holds its events here, as a WebSocket client's wait in its socket). @default 1 MiB
+   */
+  maxQueuedBytes?: number;
   /** A subscription was refused: `maxSubscriptions` are open. */
   onRefused?: () => void;
   /** Called when the first upstream connection opens (the pool was empty). */
@@ -62,10 +68,11 @@ interface Connection {
 }
 
 const DEFAULT_MAX_QUEUED_EVENTS = 1024;
+const DEFAULT_MAX_QUEUED_BYTES = 1024 * 1024;
 
 /** What the remote sent on a shared upstream subscription, as each of its subscribers reads it. */
 type Item =
-  | { kind: 'next'; value: RemoteResult }
+  | { kind: 'next'; value: RemoteResult; size: number }
   | { kind: 'error'; error: unknown }
   | { kind: 'complete' }
   /** The gateway ends it with this last result (its remote schema was removed). */
@@ -138,8 +145,8 @@ class Upstream implements UpstreamSink {
     readonly pool: PoolSide,
   ) {}
 
-  next(value: unknown): void {
-    this.pool.deliver(this, { kind: 'next', value: value as RemoteResult });
+  next(value: unknown, size: number): void {
+    this.pool.deliver(this, { kind: 'next', value: value as RemoteResult, size });
   }
 
   error(error: unknown): void {
@@ -161,6 +168,8 @@ class Upstream implements UpstreamSink {
  */
 class Subscriber implements PushableStream<ExecutionResult> {
   readonly queue: Item[] = [];
+  /** The sizes of the events in {@link queue}. */
+  queuedBytes = 0;
   /** Resolves the promise of the `next()` waiting for an item. */
   #reader: ((step: IteratorResult<ExecutionResult>) => void) | undefined = undefined;
   /** Given every step as it comes (see {@link PushableStream}), until the end. */
@@ -239,7 +248,10 @@ class Subscriber implements PushableStream<ExecutionResult> {
   #step(): IteratorResult<ExecutionResult> | undefined {
     if (this.finished) return DONE;
     const item = this.queue.shift();
-    if (item) return this.#read(item);
+    if (item) {
+      if (item.kind === 'next') this.queuedBytes -= item.size;
+      return this.#read(item);
+    }
     if (this.overflowed) {
       this.finish();
       return { done: false, value: this.upstream.pool.fellBehind() };
@@ -255,6 +267,7 @@ class Subscriber implements PushableStream<ExecutionResult> {
     if (this.finished) return;
     this.finished = true;
     this.queue.length = 0;
+    this.queuedBytes = 0;
     this.upstream.pool.leave(this);
   }
 
@@ -296,6 +309,7 @@ export class SubscriptionPool {
   readonly #upstreams = new Map<string, Upstream>();
   readonly #options: SubscriptionPoolOptions;
   readonly #maxQueued: number;
+  readonly #maxQueuedBytes: number;
   readonly #wsUrl: string;
   readonly #adminWsUrl: string;
   readonly #publicWsUrl: string;
@@ -306,6 +320,7 @@ export class SubscriptionPool {
   constructor(options: SubscriptionPoolOptions) {
     this.#options = options;
     this.#maxQueued = options.maxQueuedEvents ?? DEFAULT_MAX_QUEUED_EVENTS;
+    this.#maxQueuedBytes = options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
     this.#wsUrl = toWebSocketUrl(options.url);
     this.#adminWsUrl = toWebSocketUrl(options.adminUrl);
     this.#publicWsUrl = toWebSocketUrl(options.publicUrl);
@@ -315,7 +330,9 @@ export class SubscriptionPool {
       leave: (subscriber) => this.#leave(subscriber),
       failure: (admin) => this.#failure(admin),
       fellBehind: () => {
-        this.#options.logger.warn(`remote subscription to "${this.#publicWsUrl}" ended: its client fell more than ${this.#maxQueued} events behind`);
+        this.#options.logger.warn(
+          `remote subscription to "${this.#publicWsUrl}" ended: its client fell more than ${this.#maxQueued} events (or ${this.#maxQueuedBytes} bytes) behind`,
+        );
         return { errors: [fellBehindError(this.#options.name)] };
       },
     };
@@ -387,19 +404,27 @@ export class SubscriptionPool {
     }
     const shared = upstream.subscribers.size > 1;
     for (const subscriber of upstream.subscribers) {
-      this.#push(subscriber, shared && subscriber.copies && item.kind === 'next' ? { kind: 'next', value: structuredClone(item.value) } : item);
+      this.#push(subscriber, shared && subscriber.copies && item.kind === 'next' ? { ...item, value: structuredClone(item.value) } : item);
     }
     if (item.kind !== 'next') this.#end(upstream, false);
   }
 
   #push(subscriber: Subscriber, item: Item): void {
     if (subscriber.overflowed) return;
-    if (item.kind === 'next' && subscriber.queue.length >= this.#maxQueued) {
-      // Its consumer fell behind a remote that sends faster than it reads: it ends, nothing grows.
+    // One event waits whatever its size (within the remote's message bound); more wait only while
+    // they fit in `maxQueuedBytes` together.
+    const queue = subscriber.queue.length;
+    if (item.kind === 'next' && (queue >= this.#maxQueued || (queue > 0 && subscriber.queuedBytes + item.size > this.#maxQueuedBytes))) {
+      // Its consumer fell behind a remote that sends faster than it reads: it ends, nothing grows,
+      // and its upstream subscription is released now (a consumer that reads no more, an event
+      // stream's client that stopped reading, would otherwise hold it for ever).
       subscriber.overflowed = true;
       subscriber.queue.length = 0;
+      subscriber.queuedBytes = 0;
+      this.#leave(subscriber);
     } else {
       subscriber.queue.push(item);
+      if (item.kind === 'next') subscriber.queuedBytes += item.size;
     }
     subscriber.wake();
   }

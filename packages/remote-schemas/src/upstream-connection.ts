@@ -7,7 +7,8 @@ export const GRAPHQL_TRANSPORT_WS = 'graphql-transport-ws';
 
 /** What an upstream subscription tells its owner. Exactly one of `error` and `complete` ends it. */
 export interface UpstreamSink {
-  next(value: unknown): void;
+  /** An event: its payload, and the length of the message that carried it (in UTF-16 units). */
+  next(value: unknown, size: number): void;
   /**
    * The remote refused the operation (the array of its `error` message), or the connection failed:
    * the socket's `Error`, or `{ code, reason }` of its close.
@@ -184,7 +185,7 @@ export class UpstreamConnection {
     const operation = this.#operations.get(message.id);
     if (operation === undefined) return;
     if (message.type === 'next') {
-      operation.sink.next(message.payload);
+      operation.sink.next(message.payload, text.length);
       return;
     }
     this.#operations.delete(message.id);

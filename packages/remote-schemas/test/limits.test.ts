@@ -400,7 +400,7 @@ describe('identical subscriptions', () => {
 });
 
 /** A subscription pool of the sample remote on its own, disposed after the test. */
-function samplePool(logger = memoryLogger(), maxQueuedEvents?: number): SubscriptionPool {
+function samplePool(logger = memoryLogger(), maxQueuedEvents?: number, maxQueuedBytes?: number): SubscriptionPool {
   const pool = new SubscriptionPool({
     name: 'sample',
     url: sample.url,
@@ -411,12 +411,38 @@ function samplePool(logger = memoryLogger(), maxQueuedEvents?: number): Subscrip
     maxMessageBytes: MiB,
     maxSubscriptions: 10,
     ...(maxQueuedEvents === undefined ? {} : { maxQueuedEvents }),
+    ...(maxQueuedBytes === undefined ? {} : { maxQueuedBytes }),
   });
   cleanups.push(() => pool.dispose());
   return pool;
 }
 
 describe('a subscriber that falls behind its remote', () => {
+  it('ends once the events waiting for it are larger than its byte bound, one large event always taken', async () => {
+    const pool = samplePool(memoryLogger(), 1000, 4096);
+    const slow = pool.subscribe({ query: 'subscription { messageAdded { text } }' }, { 'x-svc-role': 'slow-bytes' }, false);
+    const first = slow.next();
+    expect(await waitFor(() => pool.upstreams === 1)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const add = (text: string) =>
+      fetch(sample.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: 'mutation($text: String!) { addMessage(input: { text: $text }) { id } }', variables: { text } }),
+      });
+    // One event larger than the bound is read, as it comes.
+    await add('x'.repeat(10_000));
+    expect(((await first).value as { data: { messageAdded: { text: string } } }).data.messageAdded.text).toHaveLength(10_000);
+    // Then three of 2,000 characters wait unread: past 4,096 together, the subscriber ends.
+    for (let i = 0; i < 3; i++) await add('y'.repeat(2000));
+    expect(await waitFor(() => pool.upstreams === 0)).toBe(true);
+    expect(JSON.parse(JSON.stringify(await slow.next()))).toEqual({
+      done: false,
+      value: { errors: [{ message: 'the subscription fell too far behind remote schema "sample"', extensions: { code: 'remote-schema-error', path: '$' } }] },
+    });
+    expect(await slow.next()).toEqual({ done: true, value: undefined });
+  });
+
   it('ends with its own error once more events wait for it than its queue holds; nothing else grows', async () => {
     const logger = memoryLogger();
     const pool = samplePool(logger, 3);
@@ -431,7 +457,7 @@ describe('a subscriber that falls behind its remote', () => {
       value: { errors: [{ message: 'the subscription fell too far behind remote schema "sample"', extensions: { code: 'remote-schema-error', path: '$' } }] },
     });
     expect(await slow.next()).toEqual({ done: true, value: undefined });
-    expect(logger.lines.some((l) => l.startsWith('warn') && l.includes('fell more than 3 events behind'))).toBe(true);
+    expect(logger.lines.some((l) => l.startsWith('warn') && l.includes('fell more than 3 events (or 1048576 bytes) behind'))).toBe(true);
     expect(pool.subscribers).toBe(0);
     expect(await waitFor(() => pool.size === 0)).toBe(true);
   });

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type Client } from 'graphql-ws';
@@ -178,5 +179,35 @@ describe('a client that stops reading', () => {
     expect(await metrics(server)).toContain('svc_graphql_websocket_slow_client_closes_total 1');
     socket.resume();
     expect(await closed).toBe(1013);
+  });
+
+  it('over an event stream (SSE) ends once more than 1 MiB of events waits for it, and its upstream subscription is released', async () => {
+    const server = await start('slow-sse');
+    const sockets = remote.openSockets();
+    const subscribed = remote.subscribed.length;
+    const url = new URL(`${server.url}/v1/graphql`);
+    const request = httpRequest({
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${await token('slow-sse')}` },
+    });
+    const response = new Promise<IncomingMessage>((resolve) => request.once('response', resolve));
+    request.end(JSON.stringify({ query: MESSAGES }));
+    const stream = await response;
+    expect(stream.statusCode).toBe(200);
+    expect(await waitFor(() => remote.subscribed.length > subscribed)).toBe(true);
+    stream.pause();
+    const text = 'x'.repeat(512 * 1024);
+    for (let i = 0; i < 64 && remote.openSockets() > sockets; i++) await addMessage(text);
+    expect(await waitFor(() => remote.openSockets() === sockets)).toBe(true);
+    // What it reads once it reads again ends with the error saying why, then the stream ends.
+    let body = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => (body += chunk));
+    stream.resume();
+    await new Promise((resolve) => stream.once('end', resolve));
+    expect(body).toContain('the subscription fell too far behind remote schema');
   });
 });
