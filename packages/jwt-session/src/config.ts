@@ -156,6 +156,8 @@ export function parseJwtConfig(input: unknown, options: ParseJwtConfigOptions = 
   const audience = parseAudience(config['audience']);
   if (audience !== undefined) result.audience = audience;
   const issuer = optionalString(config, 'issuer');
+  // An empty issuer matches no token's `iss` that any issuer writes, and reads as a mistake.
+  if (issuer === '') fail('issuer: expected a non-empty string (leave "issuer" out to accept any)');
   if (issuer !== undefined) result.issuer = issuer;
   const frozen = Object.freeze(result);
   parsedConfigs.add(frozen);

@@ -76,6 +76,10 @@ export function parseConfigKey(type: JwtAlgorithm, material: string): ConfigKey 
   if (info.family === 'HMAC') {
     const min = info.minSecretLength ?? 32;
     if ([...material].length < min) throw new Error(`${type} key must be at least ${min} characters`);
+    // A public key is public: used as a shared secret, anyone holding it could sign tokens.
+    if (/-----BEGIN [A-Z0-9 ]*(PUBLIC KEY|CERTIFICATE)-----/.test(material)) {
+      throw new Error(`${type} key is a PEM public key or certificate, which anyone may hold: give ${type} a shared secret, or the key's own algorithm (RS256, ES256, ...)`);
+    }
     return { alg, family: 'HMAC', material: { format: 'secret', key: createSecretKey(Buffer.from(material, 'utf8')) } };
   }
   // A PEM pasted into JSON twice-escaped arrives with literal "\n" sequences; they cannot occur in PEM.

@@ -146,6 +146,15 @@ describe('parseJwtConfig', () => {
     rejects({ type: 'HS256', key: HS256_KEY, audience: [] }, 'audience: expected a string or a non-empty list of strings');
     rejects({ type: 'HS256', key: HS256_KEY, audience: [1] }, 'audience: expected a string or a non-empty list of strings');
     rejects({ type: 'HS256', key: HS256_KEY, issuer: 5 }, 'issuer: expected a string, got a number');
+    rejects({ type: 'HS256', key: HS256_KEY, issuer: '' }, 'issuer: expected a non-empty string (leave "issuer" out to accept any)');
+  });
+
+  it('refuses a public key (PEM or certificate) as an HMAC secret: anyone holding it could sign', () => {
+    const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    rejects(
+      { type: 'HS256', key: pem },
+      'key: HS256 key is a PEM public key or certificate, which anyone may hold: give HS256 a shared secret, or the key\'s own algorithm (RS256, ES256, ...)',
+    );
   });
 
   it('takes allowed_skew as a non-negative integer', () => {
