@@ -113,7 +113,8 @@ export const RESOLVER_OPTION_KEYS = [
  * `adminSecrets`) would otherwise be left out in silence, and the app would run without it.
  */
 export function refuseUnknownOptions(options: object, known: readonly string[]): void {
-  for (const key of Object.keys(options)) {
+  // Own and inherited enumerable keys: a misspelt option on a prototype is one too.
+  for (const key in options) {
     if (!known.includes(key)) throw optionError(key, `is not an option (the options are ${known.map((k) => `"${k}"`).join(', ')})`);
   }
 }
@@ -122,8 +123,8 @@ export function refuseUnknownOptions(options: object, known: readonly string[]):
  * The value of a security option that must be there when it is named: `{ jwt: process.env.X }`
  * with X unset would otherwise authenticate every request as admin.
  */
-function namedButUndefined(options: JwtSessionOptions, key: 'jwt' | 'adminSecret'): boolean {
-  return key in options && options[key] === undefined;
+function namedButUndefined(options: JwtSessionOptions, key: 'jwt' | 'adminSecret', value: unknown): boolean {
+  return value === undefined && key in options;
 }
 
 function isLogger(value: unknown): value is Logger {
@@ -136,8 +137,10 @@ function isLogger(value: unknown): value is Logger {
 export function normalizeOptions(options: JwtSessionOptions): NormalizedOptions {
   if (typeof options !== 'object' || options === null) throw optionError('options', 'must be an object');
   refuseUnknownOptions(options, RESOLVER_OPTION_KEYS);
-  for (const key of ['jwt', 'adminSecret'] as const) {
-    if (namedButUndefined(options, key)) {
+  // Each option is read once: a getter answers the same for every check below.
+  const { jwt, adminSecret, unauthorizedRole } = options;
+  for (const [key, value] of [['jwt', jwt], ['adminSecret', adminSecret]] as const) {
+    if (namedButUndefined(options, key, value)) {
       throw optionError(key, 'is undefined (an environment variable that is not set?): leave the option out to go without it');
     }
   }
@@ -147,13 +150,13 @@ export function normalizeOptions(options: JwtSessionOptions): NormalizedOptions 
   if (!/^[a-z0-9-]+$/.test(prefix)) {
     throw optionError('sessionVariablePrefix', `must be a header-name prefix like "x-svc-", got ${JSON.stringify(options.sessionVariablePrefix)}`);
   }
-  if (options.adminSecret !== undefined && (typeof options.adminSecret !== 'string' || options.adminSecret === '')) {
+  if (adminSecret !== undefined && (typeof adminSecret !== 'string' || adminSecret === '')) {
     throw optionError('adminSecret', 'must be a non-empty string');
   }
-  if (options.unauthorizedRole !== undefined) {
-    if (typeof options.unauthorizedRole !== 'string' || options.unauthorizedRole === '') throw optionError('unauthorizedRole', 'must be a non-empty string');
-    if (options.unauthorizedRole.toLowerCase() === 'admin') throw optionError('unauthorizedRole', 'cannot be "admin": requests without credentials would see everything');
-    if (options.adminSecret === undefined && options.jwt === undefined) {
+  if (unauthorizedRole !== undefined) {
+    if (typeof unauthorizedRole !== 'string' || unauthorizedRole === '') throw optionError('unauthorizedRole', 'must be a non-empty string');
+    if (unauthorizedRole.trim().toLowerCase() === 'admin') throw optionError('unauthorizedRole', 'cannot be "admin": requests without credentials would see everything');
+    if (adminSecret === undefined && jwt === undefined) {
       throw optionError('unauthorizedRole', 'needs "adminSecret" or "jwt": without either, every request is admin and the role would never apply');
     }
   }
@@ -180,10 +183,10 @@ export function normalizeOptions(options: JwtSessionOptions): NormalizedOptions 
     if (hooks[name] !== undefined && typeof hooks[name] !== 'function') throw optionError(`hooks.${name}`, 'must be a function');
   }
   return {
-    jwt: options.jwt === undefined ? undefined : parseJwtOption(options.jwt, prefix),
+    jwt: jwt === undefined ? undefined : parseJwtOption(jwt, prefix),
     hooks,
-    adminSecret: options.adminSecret,
-    unauthorizedRole: options.unauthorizedRole,
+    adminSecret,
+    unauthorizedRole,
     prefix,
     cacheMax,
     jwksFetchTimeoutMs,

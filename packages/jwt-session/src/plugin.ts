@@ -21,7 +21,8 @@ export function sessionErrorResponse(error: SessionError, ResponseCtor: typeof R
 function isSession(value: unknown): value is Session {
   if (typeof value !== 'object' || value === null) return false;
   const s = value as Record<string, unknown>;
-  return typeof s['role'] === 'string' && typeof s['isAdmin'] === 'boolean' && typeof s['variables'] === 'object' && s['variables'] !== null;
+  const variables = s['variables'];
+  return typeof s['role'] === 'string' && typeof s['isAdmin'] === 'boolean' && typeof variables === 'object' && variables !== null && !Array.isArray(variables);
 }
 
 /**
@@ -124,7 +125,11 @@ export function useJwtSession(
     resolver = given as SessionResolver;
   } else {
     const resolverOptions: Record<string, unknown> = {};
-    for (const key of RESOLVER_OPTION_KEYS) if (key in options) resolverOptions[key] = (options as Record<string, unknown>)[key];
+    for (const key of RESOLVER_OPTION_KEYS) {
+      // Read by name: a Proxy may answer `get` without answering `has`.
+      const value = (options as Record<string, unknown>)[key];
+      if (value !== undefined || key in options) resolverOptions[key] = value;
+    }
     resolverOptions['logger'] ??= logger;
     resolver = createSessionResolver(resolverOptions as JwtSessionOptions);
   }
@@ -166,11 +171,12 @@ export function useJwtSession(
         }
         sessions.set(request, checked(outcome ?? (await resolver.resolve(request.headers))));
       } catch (error) {
-        if (error instanceof NotASessionError) {
+        if (!(error instanceof SessionError)) {
+          // A resolver or host that failed (or answered no session): nothing of it reaches the client.
+          if (!(error instanceof NotASessionError)) logger.error('jwt-session: resolving the session failed; the request is refused:', error);
           endResponse(new fetchAPI.Response(JSON.stringify(UNEXPECTED), { status: 500, headers: { 'Content-Type': 'application/json' } }));
           return;
         }
-        if (!(error instanceof SessionError)) throw error;
         endResponse(sessionErrorResponse(error, fetchAPI.Response));
       }
     },
@@ -186,8 +192,10 @@ export function useJwtSession(
       return resolver.resolve(headersOf(ctx) ?? {}).then(
         (session) => extendContext({ session: checked(session) }),
         (error: unknown) => {
-          if (error instanceof NotASessionError) throw createGraphQLError('Unexpected error.', { extensions: { code: 'unexpected', path: '$' } });
-          if (!(error instanceof SessionError)) throw error;
+          if (!(error instanceof SessionError)) {
+            if (!(error instanceof NotASessionError)) logger.error('jwt-session: resolving the session failed; the request is refused:', error);
+            throw createGraphQLError('Unexpected error.', { extensions: { code: 'unexpected', path: '$' } });
+          }
           throw createGraphQLError(error.message, {
             extensions: { code: error.code, path: '$', http: { status: error.status, headers: error.headers } },
           });

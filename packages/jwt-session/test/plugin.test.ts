@@ -270,15 +270,24 @@ describe('the plugin', () => {
         body: JSON.stringify({ query: '{ role }' }),
       });
     const proxy = new Proxy({}, { get: (_, key) => (key === 'jwt' ? jwt : undefined), has: (_, key) => key === 'jwt' });
-    for (const options of [new Settings(), Object.create({ jwt }) as object, proxy]) {
+    // A Proxy that answers `get` but not `has`: read by name all the same.
+    const getOnly = new Proxy({}, { get: (_, key) => ({ jwt, adminSecret: ADMIN } as Record<string | symbol, unknown>)[key] });
+    for (const options of [new Settings(), Object.create({ jwt }) as object, proxy, getOnly]) {
       const answer = await ask(useJwtSession(options as never));
       expect({ status: answer.status, body: await answer.json() }).toEqual({ status: 401, body: MISSING });
     }
 
-    // A resolver that answers something that is not a session fails the request.
-    const junk = await ask(useJwtSession({ resolver: { resolve: async () => ({ role: 'admin' }), dispose() {} } as never }));
-    expect(junk.status).toBe(500);
-    expect(await junk.text()).not.toContain('admin');
+    // A resolver that answers something that is not a session, or fails, fails the request, masked.
+    for (const resolve of [async () => ({ role: 'admin' }), async () => ({ role: 'user', variables: [], isAdmin: false }), async () => {
+      throw new Error('db password=hunter2');
+    }]) {
+      const answer = await ask(useJwtSession({ resolver: { resolve, dispose() {} } as never }));
+      expect({ status: answer.status, body: await answer.json() }).toEqual({
+        status: 500,
+        body: { errors: [{ message: 'Unexpected error.', extensions: { code: 'unexpected', path: '$' } }] },
+      });
+    }
+    expect(() => createSessionResolver(Object.create({ adminSecrets: ADMIN }) as never)).toThrowError(/"adminSecrets" is not an option/);
   });
 
   it('uses another sessionVariablePrefix for claims, headers and messages', async () => {

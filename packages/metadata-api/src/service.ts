@@ -74,11 +74,15 @@ export function createMetadataService(options: MetadataServiceOptions): Metadata
   }
   const logger = options.logger ?? consoleLogger;
   const remoteSchemaPermissions = options.remoteSchemaPermissions ?? false;
+  if (typeof remoteSchemaPermissions !== 'boolean') {
+    throw new TypeError(`createMetadataService: "remoteSchemaPermissions" must be a boolean, but got ${typeof remoteSchemaPermissions}`);
+  }
   // Permissions accepted here but not enforced by the registry (or the other way) would be saved
   // and never applied: every role would see every remote.
-  if (remoteSchemaPermissions !== (registry.permissions !== null)) {
+  const enforced = registry.permissions != null;
+  if (remoteSchemaPermissions !== enforced) {
     throw new TypeError(
-      `createMetadataService: "remoteSchemaPermissions" is ${String(remoteSchemaPermissions)} but the registry's enableRemoteSchemaPermissions is ${String(registry.permissions !== null)}: they must agree`,
+      `createMetadataService: "remoteSchemaPermissions" is ${String(remoteSchemaPermissions)} but the registry's enableRemoteSchemaPermissions is ${String(enforced)}: they must agree`,
     );
   }
   const conflictRetryTimeoutMs = options.conflictRetryTimeoutMs ?? DEFAULT_CONFLICT_RETRY_TIMEOUT_MS;

@@ -206,10 +206,12 @@ function sessionShape(session: unknown): ForwardedSession | undefined {
   const role = property(session, 'role');
   if (typeof role !== 'string') return undefined;
   const variables = property(session, 'variables');
-  const isAdmin = property(session, 'isAdmin') === true;
-  // Most sessions are already so: taken as they are, without a copy per call.
-  if (variables && typeof variables === 'object' && property(session, 'isAdmin') === isAdmin) return session as ForwardedSession;
-  return { role, variables: variables && typeof variables === 'object' ? (variables as Record<string, string>) : {}, isAdmin };
+  // A copy of what was read, once: a getter cannot answer one thing here and another later.
+  return {
+    role,
+    variables: variables && typeof variables === 'object' && !Array.isArray(variables) ? (variables as Record<string, string>) : {},
+    isAdmin: property(session, 'isAdmin') === true,
+  };
 }
 
 /** An app's `getSession`, its answers taken as {@link sessionShape} reads them. */
@@ -272,7 +274,8 @@ function positiveInteger(name: string, value: unknown, fallback: number): number
 export function normalizeOptions(options: RemoteSchemaRegistryOptions = {}): NormalizedOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('createRemoteSchemaRegistry: expected the options to be an object');
   // A misspelt option (`enableRemoteSchemaPermission`) would otherwise be left out in silence.
-  for (const key of Object.keys(options)) {
+  // Own and inherited enumerable keys: a misspelt option on a prototype is one too.
+  for (const key in options) {
     if (!OPTION_KEYS.includes(key)) throw new TypeError(`createRemoteSchemaRegistry: "${key}" is not an option`);
   }
   for (const name of ['getSession', 'getClientHeaders'] as const) {

@@ -130,7 +130,23 @@ describe('options an embedding app hands over', () => {
     expect(read({ role: 'admin', variables: {}, isAdmin: 1 })).toEqual({ role: 'admin', variables: {}, isAdmin: false });
     expect(read({ role: 5, isAdmin: true })).toBeUndefined();
     expect(read(null)).toBeUndefined();
-    const same = { role: 'user', variables: {}, isAdmin: false };
-    expect(read(same)).toBe(same);
+    // Read once: a getter that would answer otherwise later is not asked again.
+    let reads = 0;
+    const flipping = {
+      role: 'user',
+      variables: {},
+      get isAdmin() {
+        return reads++ > 0;
+      },
+    };
+    const session = read(flipping)!;
+    expect([session.isAdmin, session.isAdmin]).toEqual([false, false]);
+    expect(read({ role: 'user', variables: ['x'] })).toEqual({ role: 'user', variables: {}, isAdmin: false });
+  });
+
+  it('refuse a misspelt option on a prototype too', () => {
+    expect(() => createRemoteSchemaRegistry(Object.create({ enableRemoteSchemaPermission: true }) as never)).toThrow(
+      new TypeError('createRemoteSchemaRegistry: "enableRemoteSchemaPermission" is not an option'),
+    );
   });
 });
