@@ -29,6 +29,26 @@ afterAll(async () => {
   await sample.close();
 });
 
+/**
+ * The subscription's end after its remote was removed: whatever was in flight may still arrive,
+ * then the error, then the end; the remote's sockets are closed.
+ */
+async function endsRemoved(iterator: AsyncIterator<unknown>): Promise<void> {
+  const rest: unknown[] = [];
+  let step = await iterator.next();
+  for (let i = 0; i < 10 && !step.done; i++) {
+    rest.push(step.value);
+    step = await iterator.next();
+  }
+  expect(step.done).toBe(true);
+  expect(rest.at(-1)).toEqual({
+    errors: [{ message: 'remote schema "sample" was removed', extensions: { code: 'remote-schema-error', path: '$' } }],
+  });
+  expect(rest.slice(0, -1).every((value) => (value as { data?: unknown }).data !== undefined)).toBe(true);
+  for (let i = 0; i < 100 && sample.openSockets() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  expect(sample.openSockets()).toBe(0);
+}
+
 describe('schema swaps under load', () => {
   it('fail none of 2,000 queries in flight across 50 add/remove cycles of another remote', async () => {
     const queries = [
@@ -107,20 +127,7 @@ describe('open subscriptions', () => {
     const iterator = client.iterate({ query: 'subscription { countdown(from: 1000, intervalMs: 20) }' });
     expect(await iterator.next()).toEqual({ done: false, value: { data: { countdown: 1000 } } });
     registry.commit(await registry.plan([otherEntry]));
-    // Whatever was in flight may still arrive; then the error, then the end.
-    const rest: unknown[] = [];
-    let step = await iterator.next();
-    for (let i = 0; i < 10 && !step.done; i++) {
-      rest.push(step.value);
-      step = await iterator.next();
-    }
-    expect(step.done).toBe(true);
-    expect(rest.at(-1)).toEqual({
-      errors: [{ message: 'remote schema "sample" was removed', extensions: { code: 'remote-schema-error', path: '$' } }],
-    });
-    expect(rest.slice(0, -1).every((value) => (value as { data?: unknown }).data !== undefined)).toBe(true);
-    for (let i = 0; i < 100 && sample.openSockets() > 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(sample.openSockets()).toBe(0);
+    await endsRemoved(iterator);
   });
 
   it('end when their remote is removed, also those opened before an update moved it to another URL', async () => {
@@ -135,18 +142,7 @@ describe('open subscriptions', () => {
       expect((await iterator.next()).done).toBe(false);
       expect(sample.openSockets()).toBe(1);
       registry.commit(await registry.plan([otherEntry]));
-      const rest: unknown[] = [];
-      let step = await iterator.next();
-      for (let i = 0; i < 10 && !step.done; i++) {
-        rest.push(step.value);
-        step = await iterator.next();
-      }
-      expect(step.done).toBe(true);
-      expect(rest.at(-1)).toEqual({
-        errors: [{ message: 'remote schema "sample" was removed', extensions: { code: 'remote-schema-error', path: '$' } }],
-      });
-      for (let i = 0; i < 100 && sample.openSockets() > 0; i++) await new Promise((r) => setTimeout(r, 10));
-      expect(sample.openSockets()).toBe(0);
+      await endsRemoved(iterator);
     } finally {
       await moved.close();
       registry.commit(await registry.plan([sampleEntry]));
