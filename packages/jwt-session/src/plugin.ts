@@ -163,8 +163,8 @@ export function useJwtSession(
     sessionOf: (request) => sessions.get(request),
     async onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
       if (request.method === 'OPTIONS' || !isGraphQLRequest(url)) return;
-      const outcome = resolvedSession?.(request, serverContext);
       try {
+        const outcome = resolvedSession?.(request, serverContext);
         if (outcome instanceof SessionError) {
           endResponse(sessionErrorResponse(outcome, fetchAPI.Response));
           return;

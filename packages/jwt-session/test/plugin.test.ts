@@ -287,6 +287,15 @@ describe('the plugin', () => {
         body: { errors: [{ message: 'Unexpected error.', extensions: { code: 'unexpected', path: '$' } }] },
       });
     }
+    const hostFailed = await ask(
+      useJwtSession({
+        adminSecret: ADMIN,
+        resolvedSession: () => {
+          throw new Error('host detail');
+        },
+      }),
+    );
+    expect({ status: hostFailed.status, text: await hostFailed.text() }).toEqual({ status: 500, text: JSON.stringify({ errors: [{ message: 'Unexpected error.', extensions: { code: 'unexpected', path: '$' } }] }) });
     expect(() => createSessionResolver(Object.create({ adminSecrets: ADMIN }) as never)).toThrowError(/"adminSecrets" is not an option/);
   });
 
