@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type SvcGraphqlServer } from '../src/index.js';
 import { defaultOf, FLAG_SETTING_NAMES, flagSettingOf } from '../src/settings.js';
@@ -253,6 +254,22 @@ describe('docs/reference/errors.md', () => {
           415,
           'BAD_REQUEST',
           'unsupported Content-Type "text/plain"; send the GraphQL request as application/json',
+        ],
+        [
+          await fetch(`${server.url}/v1/graphql`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+            body: gzipSync('{"query":"{ __typename }"}'),
+          }),
+          415,
+          'BAD_REQUEST',
+          'unsupported Content-Encoding "gzip"; send the request body uncompressed',
+        ],
+        [
+          await fetch(`${server.url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'application/json; charset=iso-8859-1' }, body: '{"query":"{ __typename }"}' }),
+          415,
+          'BAD_REQUEST',
+          'unsupported charset "iso-8859-1"; send the request body as UTF-8',
         ],
         [
           await fetch(`${server.url}/v1/graphql`, { method: 'POST', body: new Uint8Array([123, 125]) }),

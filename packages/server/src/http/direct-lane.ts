@@ -233,6 +233,7 @@ export function createDirectLane(
       Number(length) === 0 ||
       Number(length) > maxBodyBytes ||
       req.headers['transfer-encoding'] !== undefined ||
+      req.headers['content-encoding'] !== undefined ||
       contentType === undefined ||
       !JSON_CONTENT_TYPE.test(contentType) ||
       mediaType === undefined

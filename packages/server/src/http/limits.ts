@@ -95,7 +95,18 @@ export function useRequestBodyLimit(maxBytes: number): Plugin {
 export function useUnsupportedMediaType(): Plugin {
   return {
     onRequestParse({ request, requestParser }) {
-      if (requestParser !== undefined || request.method !== 'POST') return;
+      if (request.method !== 'POST') return;
+      // A compressed body would be read as text and answered "invalid JSON"; another charset's
+      // bytes would be read as UTF-8 and the operation run with mangled text: both are refused.
+      const encoding = request.headers.get('content-encoding');
+      if (encoding !== null && encoding.trim().toLowerCase() !== 'identity') {
+        throw limitError(`unsupported Content-Encoding "${encoding.slice(0, 100)}"; send the request body uncompressed`, 'BAD_REQUEST', 415);
+      }
+      const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers.get('content-type') ?? '')?.[1];
+      if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+        throw limitError(`unsupported charset "${charset.slice(0, 100)}"; send the request body as UTF-8`, 'BAD_REQUEST', 415);
+      }
+      if (requestParser !== undefined) return;
       const type = request.headers.get('content-type');
       throw limitError(
         type === null
