@@ -310,6 +310,17 @@ describe('docs/reference/errors.md', () => {
       const graphql = await fetch(`${server.url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'Application/GraphQL' }, body: '{ __typename }' });
       expect(await graphql.json()).toEqual({ data: { __typename: 'Query' } });
     });
+
+    it('answers in the media type Accept weighs most, never in one it refuses (q=0)', async () => {
+      const status = async (accept: string) => {
+        const response = await fetch(`${server.url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', accept }, body: '{"query":"{ nope }"}' });
+        await response.arrayBuffer();
+        return [response.status, response.headers.get('content-type')];
+      };
+      expect(await status('application/json;q=0, application/graphql-response+json')).toEqual([400, 'application/graphql-response+json; charset=utf-8']);
+      expect(await status('application/graphql-response+json;q=0, application/json')).toEqual([200, 'application/json; charset=utf-8']);
+      expect(await status('application/json;q=0.5, application/graphql-response+json;q=0.9')).toEqual([400, 'application/graphql-response+json; charset=utf-8']);
+    });
   });
 });
 

@@ -7,7 +7,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger, ServerLogger } from '../observability/logger.js';
 import type { RequestRecord, RequestRecords } from '../request-record.js';
 import { VERSION } from '../version.js';
-import { normalizeContentType } from './media-type.js';
+import { normalizeAccept, normalizeContentType } from './media-type.js';
 
 /**
  * Request ids, the `http-log` line and the server span of each HTTP request.
@@ -55,6 +55,7 @@ export function trackRequests(
   const log = httpLogWriter(options.logger);
   return (req, res) => {
     normalizeContentType(req);
+    normalizeAccept(req);
     const record = records.open(req);
     const id = record.id;
     res.setHeader('x-request-id', id);
