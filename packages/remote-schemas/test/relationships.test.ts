@@ -327,6 +327,21 @@ describe('every route', () => {
     expect(skipped.body).toEqual({ data: { order: { id: '1' } } });
   });
 
+  it('leaves out a skipped relationship field beside another one of the same join field, on the field or an inline fragment', async () => {
+    const literal = await gateway.post({ query: '{ order(id: "1") { id a: user { name } b: user @skip(if: true) { id } } }' });
+    expect(literal.body).toEqual({ data: { order: { id: '1', a: { name: 'User 1' } } } });
+    const variables = await gateway.post({
+      query: 'query ($on: Boolean!) { order(id: "1") { id a: user { name } b: user @include(if: $on) { id } ... on Order @skip(if: true) { c: user { id } } } }',
+      variables: { on: false },
+    });
+    expect(variables.body).toEqual({ data: { order: { id: '1', a: { name: 'User 1' } } } });
+    const kept = await gateway.post({
+      query: 'query ($on: Boolean!) { order(id: "1") { a: user { name } b: user @include(if: $on) { id } } }',
+      variables: { on: true },
+    });
+    expect(kept.body).toEqual({ data: { order: { a: { name: 'User 1' }, b: { id: '1' } } } });
+  });
+
   it('joins the result of a mutation, the target asked with a query after the mutation answered', async () => {
     const response = await gateway.post({ query: 'mutation { placeOrder(userId: "5", total: 10) { total user { name } } }' });
     expect(response.body).toEqual({ data: { placeOrder: { total: 10, user: { name: 'User 5' } } } });

@@ -1,7 +1,11 @@
 import {
   GraphQLError,
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
+  getDirectiveValues,
   isListType,
   isNonNullType,
+  type DirectiveNode,
   type ExecutionArgs,
   type ExecutionResult,
   type GraphQLOutputType,
@@ -57,15 +61,24 @@ function itemType(type: GraphQLOutputType | undefined): GraphQLOutputType | unde
 }
 
 /** Every object below `value` (through lists at any depth) that has a relationship field `locator` knows of. */
-function collect(value: unknown, locator: Locator, type: GraphQLOutputType | undefined, position: Position | undefined, into: Site[]): void {
+function collect(
+  value: unknown,
+  locator: Locator,
+  type: GraphQLOutputType | undefined,
+  position: Position | undefined,
+  into: Site[],
+  included: (occurrence: Occurrence) => boolean,
+): void {
   if (value === null || typeof value !== 'object') return;
   if (Array.isArray(value)) {
     const item = itemType(type);
     const nullable = item === undefined || !isNonNullType(item);
-    for (let i = 0; i < value.length; i++) collect(value[i], locator, item, { up: position, container: value, key: i, nullable }, into);
+    for (let i = 0; i < value.length; i++) collect(value[i], locator, item, { up: position, container: value, key: i, nullable }, into, included);
     return;
   }
   const object = value as Record<string, unknown>;
+  const first = into.length;
+  let stale: string[] | undefined;
   for (const [placeholder, byType] of locator.sites) {
     const typeName = object[placeholder];
     let occurrence = typeof typeName === 'string' ? byType.get(typeName) : undefined;
@@ -75,21 +88,36 @@ function collect(value: unknown, locator: Locator, type: GraphQLOutputType | und
       // type, say which relationship this is. Its value comes from the target whatever the source
       // wrote.
       for (const candidate of byType.values()) {
-        // (A relationship without join fields cannot be told this way: only its placeholder says.)
-        if (candidate.joinKeys.length > 0 && candidate.joinKeys.every((key) => Object.hasOwn(object, key))) {
+        // (A relationship without join fields cannot be told this way: only its placeholder says.
+        // Nor one the operation skips: its placeholder is left out on purpose, while the join
+        // fields it shares with another relationship field are there.)
+        if (candidate.joinKeys.length > 0 && included(candidate) && candidate.joinKeys.every((key) => Object.hasOwn(object, key))) {
           occurrence = candidate;
           break;
         }
       }
     }
     if (occurrence) into.push({ object, occurrence, position });
-    else for (const candidate of byType.values()) for (const key of candidate.joinKeys) delete object[key];
+    else for (const candidate of byType.values()) (stale ??= []).push(...candidate.joinKeys);
+  }
+  // The join fields of a relationship field not there (skipped, or not of this object's type) go,
+  // but for those another relationship field of the object reads.
+  if (stale) {
+    const read = new Set(into.slice(first).flatMap((site) => site.occurrence.joinKeys));
+    for (const key of stale) if (!read.has(key)) delete object[key];
   }
   for (const [key, child] of locator.children) {
     if (Object.hasOwn(object, key)) {
-      collect(object[key], child.locator, child.type, { up: position, container: object, key, nullable: !isNonNullType(child.type) }, into);
+      collect(object[key], child.locator, child.type, { up: position, container: object, key, nullable: !isNonNullType(child.type) }, into, included);
     }
   }
+}
+
+/** Whether `@skip` / `@include` among `directives` let a selection through with `variables`. */
+function passes(directives: readonly DirectiveNode[], variables: { readonly [name: string]: unknown } | undefined): boolean {
+  const node = { directives };
+  if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.['if'] === true) return false;
+  return getDirectiveValues(GraphQLIncludeDirective, node, variables)?.['if'] !== false;
 }
 
 /** A path of the answer with the keys of ours replaced by the client's. */
@@ -139,6 +167,10 @@ class Join {
     this.data = data;
   }
 
+  /** Whether the operation asks for `occurrence` with its variables: one of its nodes is under no `@skip` / `@include` that leaves it out. */
+  readonly #included = (occurrence: Occurrence): boolean =>
+    occurrence.conditions.some((conditions) => conditions.every((directives) => passes(directives, this.#args.variableValues ?? undefined)));
+
   /**
    * The errors of the joins at the client's paths: each error of a target's answer once per source
    * object that used it, the first {@link MAX_REMOTE_ERRORS} of them in all (a target's errors
@@ -169,7 +201,7 @@ class Join {
 
   async run(): Promise<void> {
     let sites: Site[] = [];
-    collect(this.data, this.#plan.root, undefined, undefined, sites);
+    collect(this.data, this.#plan.root, undefined, undefined, sites, this.#included);
     while (sites.length > 0 && this.data !== null) sites = await this.#level(sites);
   }
 
@@ -384,7 +416,7 @@ class Join {
       return;
     }
     if (occurrence.inner) {
-      collect(value, occurrence.inner, occurrence.type, { up: site.position, container: object, key, nullable: !binding.nonNull }, next);
+      collect(value, occurrence.inner, occurrence.type, { up: site.position, container: object, key, nullable: !binding.nonNull }, next, this.#included);
     }
   }
 }

@@ -8,6 +8,7 @@ import {
   isObjectType,
   print,
   visit,
+  type DirectiveNode,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
@@ -48,6 +49,11 @@ export interface Occurrence {
   readonly joinKeys: readonly string[];
   /** The client's nodes, for error locations. */
   readonly nodes: readonly FieldNode[];
+  /**
+   * For each node, the `@skip` / `@include` directives it is under (its own, and those of the
+   * inline fragments around it in its selection): a node counts when all of them let it through.
+   */
+  readonly conditions: ReadonlyArray<Conditions>;
   /** How the target is asked for this field's values. */
   readonly call: CallTemplate;
   /** The field's type (public): its value is walked with it for the next level. */
@@ -112,12 +118,16 @@ function mentionsRelationship(document: DocumentNode, index: RelationshipIndex):
   return found;
 }
 
+/** Directive lists a node is under, each to be satisfied. */
+export type Conditions = ReadonlyArray<readonly DirectiveNode[]>;
+
 interface Builder {
   binding: RelationshipBinding;
   key: string;
   placeholder: string;
   joinKeys: string[];
   nodes: FieldNode[];
+  conditions: Conditions[];
   parent: GraphQLCompositeType;
 }
 
@@ -157,7 +167,7 @@ class JoinCompiler {
    * one's place), and what it contributes to `locator`. `shared`: the selection is on an abstract
    * type, where other types may use a relationship's response key for another field.
    */
-  selectionSet(set: SelectionSetNode, parent: GraphQLCompositeType, locator: BuilderLocator, shared: boolean): SelectionSetNode {
+  selectionSet(set: SelectionSetNode, parent: GraphQLCompositeType, locator: BuilderLocator, shared: boolean, enclosing: Conditions = []): SelectionSetNode {
     const selections: SelectionNode[] = [];
     // Join fields go last: the answer's objects then end with them, and removing them keeps those
     // objects as fast to read and serialize as the others.
@@ -167,7 +177,7 @@ class JoinCompiler {
     const joined = new Set<string>();
     for (const selection of set.selections) {
       if (selection.kind === Kind.FIELD) {
-        const [first, ...rest] = this.#field(selection, parent, locator, shared);
+        const [first, ...rest] = this.#field(selection, parent, locator, shared, enclosing);
         selections.push(first!);
         for (const join of rest) {
           const id = join.directives?.length ? `${join.alias!.value} ${join.directives.map((d) => print(d)).join(' ')}` : join.alias!.value;
@@ -178,7 +188,8 @@ class JoinCompiler {
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const condition = selection.typeCondition ? this.#schema.getType(selection.typeCondition.name.value) : parent;
         const type = isCompositeType(condition) ? condition : parent;
-        selections.push({ ...selection, selectionSet: this.selectionSet(selection.selectionSet, type, locator, shared) });
+        const inner = selection.directives?.length ? [...enclosing, selection.directives] : enclosing;
+        selections.push({ ...selection, selectionSet: this.selectionSet(selection.selectionSet, type, locator, shared, inner) });
       } else {
         const name = this.#fragment(selection.name.value, shared);
         merge(locator, this.#fragmentLocators.get(name)!, () => this.#count());
@@ -189,7 +200,7 @@ class JoinCompiler {
   }
 
   /** The field as the base asks for it: itself, or a relationship's placeholder followed by its join fields. */
-  #field(node: FieldNode, parent: GraphQLCompositeType, locator: BuilderLocator, shared: boolean): [SelectionNode, ...FieldNode[]] {
+  #field(node: FieldNode, parent: GraphQLCompositeType, locator: BuilderLocator, shared: boolean, enclosing: Conditions): [SelectionNode, ...FieldNode[]] {
     const name = node.name.value;
     const key = node.alias?.value ?? name;
     if (name.startsWith('__')) return [node];
@@ -202,10 +213,13 @@ class JoinCompiler {
       let byType = locator.sites.get(placeholder);
       if (!byType) locator.sites.set(placeholder, (byType = new Map()));
       const known = byType.get(parent.name);
-      if (known) known.nodes.push(node);
-      else {
+      const conditions = node.directives?.length ? [...enclosing, node.directives] : enclosing;
+      if (known) {
+        known.nodes.push(node);
+        known.conditions.push(conditions);
+      } else {
         this.#count();
-        byType.set(parent.name, { binding, key, placeholder, joinKeys, nodes: [node], parent });
+        byType.set(parent.name, { binding, key, placeholder, joinKeys, nodes: [node], conditions: [conditions], parent });
       }
       // The placeholder answers the object's type name; the join fields go with it, under its conditions.
       const directives = node.directives ?? [];
@@ -290,6 +304,7 @@ class JoinCompiler {
       placeholder: builder.placeholder,
       joinKeys: builder.joinKeys,
       nodes: builder.nodes,
+      conditions: builder.conditions,
       call,
       type: fieldType,
       inner: this.finish(inner, level + 1),
@@ -313,10 +328,14 @@ function merge(into: BuilderLocator, from: BuilderLocator, count: () => void): v
     for (const [typeName, builder] of byType) {
       const known = target.get(typeName);
       if (known) {
-        for (const node of builder.nodes) if (!known.nodes.includes(node)) known.nodes.push(node);
+        builder.nodes.forEach((node, i) => {
+          if (known.nodes.includes(node)) return;
+          known.nodes.push(node);
+          known.conditions.push(builder.conditions[i]!);
+        });
       } else {
         count();
-        target.set(typeName, { ...builder, nodes: [...builder.nodes] });
+        target.set(typeName, { ...builder, nodes: [...builder.nodes], conditions: [...builder.conditions] });
       }
     }
   }
