@@ -39,6 +39,8 @@ async function main(): Promise<void> {
     },
   });
   if (!values.key) throw new Error('--key: the HS256 secret of the server (the "key" of --jwt-secret) is required');
+  // The server refuses a shorter HS256 key at start: a token signed with one could never be accepted.
+  if ([...values.key].length < 32) throw new Error('--key: an HS256 key has at least 32 characters (the server refuses a shorter one)');
   const variables: Record<string, string> = {};
   for (const pair of values.var ?? []) {
     const eq = pair.indexOf('=');
