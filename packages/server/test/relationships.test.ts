@@ -206,6 +206,9 @@ describe('relationships and remote schema permissions', () => {
     const sent = users.received.map((request) => (request.body as { query: string }).query);
     expect(sent).toHaveLength(1);
     expect(sent[0]).not.toMatch(/\$/);
+    // Nor its value: a variable the document does not declare is not sent.
+    const variables = (users.received[0]!.body as { variables?: Record<string, unknown> | null }).variables ?? {};
+    expect(Object.keys(variables)).toEqual([]);
   });
 });
 
