@@ -1,4 +1,5 @@
-import { getOperationAST, validate, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { getOperationAST, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { knownOperationTypes } from './http/validation-errors.js';
 
 /**
  * What a lane (the direct lane over HTTP, the graphql-ws lane) decided for each (schema, document,
@@ -32,13 +33,16 @@ export function laneDecisions<T>(
   };
 }
 
+const VALIDATION_RULES = [...specifiedRules, knownOperationTypes];
+
 /**
  * Whether `document` validates against `schema`. graphql-js 16 throws from a rule or two instead of
  * reporting (a subscription root field under `@skip` without its argument): the other path answers that.
  */
 function isValid(schema: GraphQLSchema, document: DocumentNode): boolean {
   try {
-    return validate(schema, document).length === 0;
+    // The rules Yoga's path validates with: graphql-js's, and an operation type the schema has a root for.
+    return validate(schema, document, VALIDATION_RULES).length === 0;
   } catch {
     return false;
   }

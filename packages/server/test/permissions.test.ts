@@ -111,6 +111,22 @@ describe('remote schema permissions through the server', () => {
     expect(passing.body.errors[0].message).toBe('Unknown argument "name" on field "Query.hello".');
     const hidden = await graphql('{ messages { id } }', user);
     expect(hidden.body.errors[0].message).toBe('Cannot query field "messages" on type "Query".');
+    // A document with a mutation is refused whole for a role whose schema has no mutation root,
+    // whichever operation it asks to run (the direct lane and Yoga alike).
+    const response = await fetch(`${server.url}/v1/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...user },
+      body: JSON.stringify({ query: 'mutation M { x } query Q { hello }', operationName: 'Q' }),
+    });
+    expect(await response.json()).toEqual({
+      errors: [
+        {
+          message: 'Schema is not configured to execute mutation operation.',
+          locations: [{ line: 1, column: 1 }],
+          extensions: { code: 'validation-failed', path: '$' },
+        },
+      ],
+    });
 
     const socket = ws(user);
     await expect(first(socket, '{ hello }')).resolves.toEqual({ data: { hello: 'Hello, Grace!' } });

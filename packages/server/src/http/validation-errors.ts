@@ -6,7 +6,7 @@ import type { Plugin } from 'graphql-yoga';
  * whose schema has none): a validation error, as graphql-js 17 makes it, rather than graphql-js
  * 16's execution error with `data: null` and no code.
  */
-const knownOperationTypes: ValidationRule = (context) => ({
+export const knownOperationTypes: ValidationRule = (context) => ({
   OperationDefinition(node) {
     if (context.getSchema().getRootType(node.operation) == null) {
       context.reportError(new GraphQLError(`Schema is not configured to execute ${node.operation} operation.`, { nodes: node }));
