@@ -340,6 +340,19 @@ describe('every route', () => {
       variables: { on: true },
     });
     expect(kept.body).toEqual({ data: { order: { a: { name: 'User 1' }, b: { id: '1' } } } });
+    // Under a fragment spread that leaves it out, and under a parent field that does.
+    const spread = await gateway.post({
+      query: 'query ($on: Boolean!) { order(id: "1") { id a: user { name } ...B @include(if: $on) } } fragment B on Order { b: user { id } }',
+      variables: { on: false },
+    });
+    expect(spread.body).toEqual({ data: { order: { id: '1', a: { name: 'User 1' } } } });
+    const parent = await gateway.post({ query: '{ order(id: "1") { id a: user { name } } order(id: "1") @skip(if: true) { b: user { id } } }' });
+    expect(parent.body).toEqual({ data: { order: { id: '1', a: { name: 'User 1' } } } });
+    const both = await gateway.post({
+      query: 'query ($a: Boolean!, $b: Boolean!) { order(id: "1") { a: user { name } ...B @include(if: $a) ...B @include(if: $b) } } fragment B on Order { b: user { id } }',
+      variables: { a: false, b: true },
+    });
+    expect(both.body).toEqual({ data: { order: { a: { name: 'User 1' }, b: { id: '1' } } } });
   });
 
   it('joins the result of a mutation, the target asked with a query after the mutation answered', async () => {

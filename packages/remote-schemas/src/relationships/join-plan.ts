@@ -50,8 +50,9 @@ export interface Occurrence {
   /** The client's nodes, for error locations. */
   readonly nodes: readonly FieldNode[];
   /**
-   * For each node, the `@skip` / `@include` directives it is under (its own, and those of the
-   * inline fragments around it in its selection): a node counts when all of them let it through.
+   * Each place the field is selected, as the `@skip` / `@include` directives it is under there (its
+   * own, and those of the inline fragments and fragment spreads around it in its selection): the
+   * field is asked for when all the directives of one place let it through.
    */
   readonly conditions: ReadonlyArray<Conditions>;
   /** How the target is asked for this field's values. */
@@ -192,7 +193,8 @@ class JoinCompiler {
         selections.push({ ...selection, selectionSet: this.selectionSet(selection.selectionSet, type, locator, shared, inner) });
       } else {
         const name = this.#fragment(selection.name.value, shared);
-        merge(locator, this.#fragmentLocators.get(name)!, () => this.#count());
+        const spread = selection.directives?.length ? [...enclosing, selection.directives] : enclosing;
+        merge(locator, this.#fragmentLocators.get(name)!, () => this.#count(), spread);
         selections.push(name === selection.name.value ? selection : { ...selection, name: { kind: Kind.NAME, value: name } });
       }
     }
@@ -215,7 +217,7 @@ class JoinCompiler {
       const known = byType.get(parent.name);
       const conditions = node.directives?.length ? [...enclosing, node.directives] : enclosing;
       if (known) {
-        known.nodes.push(node);
+        if (!known.nodes.includes(node)) known.nodes.push(node);
         known.conditions.push(conditions);
       } else {
         this.#count();
@@ -245,7 +247,10 @@ class JoinCompiler {
       this.#count();
       locator.children.set(key, (child = { type: definition.type, locator: { children: new Map(), sites: new Map() } }));
     }
-    return [{ ...node, selectionSet: this.selectionSet(node.selectionSet, type, child.locator, isAbstractType(type)) }];
+    // The conditions of the field, and around it, hold below it: its objects may be there through
+    // another selection of the same key.
+    const below = node.directives?.length ? [...enclosing, node.directives] : enclosing;
+    return [{ ...node, selectionSet: this.selectionSet(node.selectionSet, type, child.locator, isAbstractType(type), below) }];
   }
 
   /** The name of the stripped variant of fragment `name` for a shared (`true`) or an own selection. */
@@ -312,15 +317,21 @@ class JoinCompiler {
   }
 }
 
-/** Adds what `from` (a fragment's locator) finds to `into`, copying as it goes (`from` is shared by every spread). */
-function merge(into: BuilderLocator, from: BuilderLocator, count: () => void): void {
+/**
+ * Adds what `from` (a fragment's locator) finds to `into`, copying as it goes (`from` is shared by
+ * every spread), its fields under the conditions `spread` of this spread too.
+ */
+function merge(into: BuilderLocator, from: BuilderLocator, count: () => void, spread: Conditions): void {
+  const under = (conditions: Conditions): Conditions => (spread.length === 0 ? conditions : [...spread, ...conditions]);
   for (const [key, child] of from.children) {
     let target = into.children.get(key);
     if (!target) {
       count();
       into.children.set(key, (target = { type: child.type, locator: { children: new Map(), sites: new Map() } }));
     }
-    merge(target.locator, child.locator, count);
+    // Its objects may be there through another selection of the field: the spread's conditions
+    // hold below it too.
+    merge(target.locator, child.locator, count, spread);
   }
   for (const [placeholder, byType] of from.sites) {
     let target = into.sites.get(placeholder);
@@ -328,14 +339,11 @@ function merge(into: BuilderLocator, from: BuilderLocator, count: () => void): v
     for (const [typeName, builder] of byType) {
       const known = target.get(typeName);
       if (known) {
-        builder.nodes.forEach((node, i) => {
-          if (known.nodes.includes(node)) return;
-          known.nodes.push(node);
-          known.conditions.push(builder.conditions[i]!);
-        });
+        for (const node of builder.nodes) if (!known.nodes.includes(node)) known.nodes.push(node);
+        for (const conditions of builder.conditions) known.conditions.push(under(conditions));
       } else {
         count();
-        target.set(typeName, { ...builder, nodes: [...builder.nodes], conditions: [...builder.conditions] });
+        target.set(typeName, { ...builder, nodes: [...builder.nodes], conditions: builder.conditions.map(under) });
       }
     }
   }
