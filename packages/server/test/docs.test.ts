@@ -320,6 +320,8 @@ describe('docs/reference/errors.md', () => {
       expect(await status('application/json;q=0, application/graphql-response+json')).toEqual([400, 'application/graphql-response+json; charset=utf-8']);
       expect(await status('application/graphql-response+json;q=0, application/json')).toEqual([200, 'application/json; charset=utf-8']);
       expect(await status('application/json;q=0.5, application/graphql-response+json;q=0.9')).toEqual([400, 'application/graphql-response+json; charset=utf-8']);
+      // Nothing it accepts: 406.
+      expect((await status('application/json;q=0'))[0]).toBe(406);
     });
   });
 });

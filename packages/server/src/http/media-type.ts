@@ -44,5 +44,7 @@ export function normalizeAccept(req: IncomingMessage): void {
     })
     .filter((entry) => entry.q > 0 && entry.kept !== '')
     .sort((a, b) => b.q - a.q || a.index - b.index);
-  rewriteHeader(req, 'accept', ranked.map((entry) => entry.kept).join(', '));
+  // Every type refused: a type nothing is answered in, for the 406 an Accept nothing fits gets
+  // (an empty Accept would read as "anything").
+  rewriteHeader(req, 'accept', ranked.length === 0 ? 'application/x-svc-graphql-refused' : ranked.map((entry) => entry.kept).join(', '));
 }
