@@ -226,7 +226,8 @@ export class RemoteClient {
         text = outcome.text;
         locations = outcome.locations;
       }
-      variables = outcome.variables;
+      // Only what the text sent declares: a preset may have taken a variable's place.
+      variables = outcome.document ? declaredVariables(outcome.document, request.operationName, outcome.variables) : outcome.variables;
     }
     if (text === undefined) {
       text = printCached(document);

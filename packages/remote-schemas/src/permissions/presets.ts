@@ -106,6 +106,11 @@ export type PresetOutcome =
       variables: Record<string, unknown> | null | undefined;
       /** Where the positions of `text` come from in the client's document (with `text`). */
       locations?: SentLocations;
+      /**
+       * The document `text` was printed from (with `text`): it may declare fewer variables than the
+       * client's (a preset took the place of the argument one was given to).
+       */
+      document?: DocumentNode;
     }
   | {
       errors: GraphQLError[];
@@ -276,8 +281,12 @@ class PresetResolver {
       text += value + pieces[i + 1]!;
     }
     compiledPresets.locations ??= new PrintedLocations(printed.document, printed.text, source);
-    // A variable the rewritten document no longer declares (its argument preset) is not sent.
-    return { text, variables: onlyDeclared(variables, printed.document), locations: new SplicedLocations(compiledPresets.locations, text, pieces, values, printed.markers) };
+    return {
+      text,
+      variables,
+      document: printed.document,
+      locations: new SplicedLocations(compiledPresets.locations, text, pieces, values, printed.markers),
+    };
   }
 
   /** The rewrite done per request: a document whose printed text could not be cut at markers. */
@@ -285,7 +294,7 @@ class PresetResolver {
     const { document, changed, variables } = this.#rewrite(request.document, request.variables, false);
     if (!changed) return { text: undefined, variables };
     const text = print(document);
-    return { text, variables, locations: new PrintedLocations(document, text, request.source) };
+    return { text, variables, document, locations: new PrintedLocations(document, text, request.source) };
   }
 
   #rewrite(
@@ -339,14 +348,7 @@ class PresetResolver {
       }),
     );
     if (!changed) return { document: original, changed, variables };
-    const pruned = withoutUnusedVariables(document);
-    // A variable no longer declared is not sent either.
-    if (pruned.removed.length > 0 && variables) {
-      const kept: Record<string, unknown> = { ...variables };
-      for (const name of pruned.removed) delete kept[name];
-      variables = kept;
-    }
-    return { document: pruned.document, changed, variables };
+    return { document: withoutUnusedVariables(document), changed, variables };
   }
 
   /** Whether a value of `type` may need presets. */
@@ -527,35 +529,13 @@ function untypedAst(value: unknown): ConstValueNode {
   };
 }
 
-/** The variables the operations of a document declare, read once per document. */
-const declaredNames = new WeakMap<DocumentNode, ReadonlySet<string>>();
-
-/** `variables` without those `document` does not declare (the same object when it declares them all). */
-function onlyDeclared(variables: Readonly<Record<string, unknown>> | null | undefined, document: DocumentNode): Readonly<Record<string, unknown>> | null | undefined {
-  if (!variables) return variables;
-  let names = declaredNames.get(document);
-  if (!names) {
-    const found = new Set<string>();
-    for (const definition of document.definitions) {
-      if (definition.kind === Kind.OPERATION_DEFINITION) for (const variable of definition.variableDefinitions ?? []) found.add(variable.variable.name.value);
-    }
-    declaredNames.set(document, (names = found));
-  }
-  let kept: Record<string, unknown> | undefined;
-  for (const name of Object.keys(variables)) {
-    if (names.has(name)) continue;
-    kept ??= { ...variables };
-    delete kept[name];
-  }
-  return kept ?? variables;
-}
-
 /**
- * `document` without the variable definitions nothing uses any more, and their names: a preset that
- * replaced the only argument a variable was given to (a relationship's fixed argument, say) would
- * leave the remote a document it refuses (`Variable "$v" is never used`).
+ * `document` without the variable definitions nothing uses any more: a preset that replaced the
+ * only argument a variable was given to (a relationship's join value, say) would leave the remote
+ * a document it refuses (`Variable "$v" is never used`). Such a variable's value is not sent
+ * either (see the outcome's `document`).
  */
-function withoutUnusedVariables(document: DocumentNode): { document: DocumentNode; removed: string[] } {
+function withoutUnusedVariables(document: DocumentNode): DocumentNode {
   const uses = new Map<string, number>();
   visit(document, {
     Variable(node) {
@@ -564,21 +544,13 @@ function withoutUnusedVariables(document: DocumentNode): { document: DocumentNod
   });
   // A definition's own `$name` is one use.
   const unused = (definition: VariableDefinitionNode) => (uses.get(definition.variable.name.value) ?? 0) <= 1;
-  const removed: string[] = [];
-  for (const definition of document.definitions) {
-    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
-    for (const variable of definition.variableDefinitions ?? []) if (unused(variable)) removed.push(variable.variable.name.value);
-  }
-  if (removed.length === 0) return { document, removed };
+  if (!document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.variableDefinitions?.some(unused))) return document;
   return {
-    document: {
-      ...document,
-      definitions: document.definitions.map((definition) =>
-        definition.kind === Kind.OPERATION_DEFINITION && definition.variableDefinitions?.some(unused)
-          ? { ...definition, variableDefinitions: definition.variableDefinitions.filter((d) => !unused(d)) }
-          : definition,
-      ),
-    },
-    removed,
+    ...document,
+    definitions: document.definitions.map((definition) =>
+      definition.kind === Kind.OPERATION_DEFINITION && definition.variableDefinitions?.some(unused)
+        ? { ...definition, variableDefinitions: definition.variableDefinitions.filter((d) => !unused(d)) }
+        : definition,
+    ),
   };
 }
