@@ -209,9 +209,13 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
       await page.getByText('c'.repeat(100), { exact: false }).waitFor();
       const width = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, window: window.innerWidth }));
       expect(width.page).toBeLessThanOrEqual(width.window);
-      // Every row's actions stay on screen.
+      // Every row's actions stay on screen, each button on one line (the other columns keep
+      // their words whole: only the name and comment break).
       const box = await page.getByRole('button', { name: 'Remove sample' }).boundingBox();
       expect(box!.x + box!.width).toBeLessThanOrEqual(width.window);
+      expect(box!.height).toBeLessThan(60);
+      const state = await page.getByRole('row', { name: /^sample/ }).getByText('Consistent').boundingBox();
+      expect(state!.height).toBeLessThan(40);
     } finally {
       const removed = await fetch(`${server.url}/v1/metadata`, {
         method: 'POST',
